@@ -1,0 +1,1 @@
+"""Subcommands of the ``flexfmu`` CLI, one module each."""

@@ -1,0 +1,229 @@
+"""Planar chain: coordinates and per-link mass properties, symbolic in p.
+
+Each link carries a frame at its root, turned by the joint angle theta[j]
+relative to the distal frame of the previous link. A point at x along a
+flexible link sits at r(x) = (x, w(x)) in that frame, w = phi(x/L) . f.
+Everything the dynamics needs from a link reduces to a few integrals over
+its mass (beam, lumped masses and payload alike):
+
+    m = int dm,  s = int r dm = (sx, sy + a.f),  J0 = int |r|^2 dm = j0 + f'Mff f,
+    a = int phi dm,  b = int x phi dm,  Mff = int phi phi' dm,
+
+plus rotary inertias that turn with the frame and a local slope. Both
+derivations (closed form and energy) start from these, so the mode-shape
+integrals are computed once and checked once (tests/test_modes.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import casadi as ca
+import numpy as np
+
+from flexfmu.dynamics.parameters import ParameterSymbols
+from flexfmu.modes import ModeSet, mode_set
+from flexfmu.spec.arm import Arm, FlexibleLink
+
+
+@dataclass(frozen=True)
+class Coordinates:
+    """Layout of q: joint angles, then rotor angles, then modal coordinates."""
+
+    names: tuple[str, ...]
+    theta: tuple[int, ...]
+    rotor: dict[int, int]
+    modal: tuple[tuple[int, ...], ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+
+def coordinate_layout(arm: Arm) -> Coordinates:
+    """Order q as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]."""
+    names = [f"theta[{j}]" for j in range(1, len(arm.links) + 1)]
+    theta = tuple(range(len(names)))
+    rotor = {}
+    for j, link in enumerate(arm.links):
+        if link.joint.kind == "flexible":
+            rotor[j] = len(names)
+            names.append(f"alpha[{j + 1}]")
+    modal = []
+    for i, link in enumerate(arm.links):
+        count = link.modes.count if isinstance(link, FlexibleLink) else 0
+        modal.append(tuple(range(len(names), len(names) + count)))
+        names += [f"f[{i + 1},{k}]" for k in range(1, count + 1)]
+    return Coordinates(tuple(names), theta, rotor, tuple(modal))
+
+
+@dataclass
+class RotaryInertia:
+    """Rotary inertia turning with the link frame plus ``slope . f``."""
+
+    inertia: ca.SX
+    slope: ca.SX  # row (1 x modes): local slope d w / d x per modal coordinate
+
+
+@dataclass
+class LinkBody:
+    """Mass properties and geometry of one link in its own frame."""
+
+    length: ca.SX
+    mass: ca.SX
+    sx: ca.SX
+    sy: ca.SX
+    j0: ca.SX
+    a: ca.SX  # column, modes
+    b: ca.SX  # column, modes
+    mff: ca.SX  # modes x modes
+    stiffness: ca.SX  # modes x modes
+    damping: ca.SX  # modes x modes
+    tip_value: ca.SX  # row: w(L) per modal coordinate
+    distal_rotation: ca.SX  # row: distal frame turn per modal coordinate
+    tip_tangent: ca.SX  # row: tip tangent relative to the distal frame
+    root_tangent: ca.SX  # row: root tangent relative to the link frame
+    rotary: list[RotaryInertia] = field(default_factory=list)
+
+    @property
+    def modes(self) -> int:
+        return self.a.shape[0]
+
+    def add_point_mass(self, mass, x, phi_row, slope_row, inertia) -> None:
+        """Add a point mass at (x, phi_row . f) with a rotary inertia turning
+        with the local slope ``slope_row . f``."""
+        self.mass += mass
+        self.sx += mass * x
+        self.j0 += mass * x**2
+        if self.modes:
+            self.a += mass * phi_row.T
+            self.b += mass * x * phi_row.T
+            self.mff += mass * ca.mtimes(phi_row.T, phi_row)
+        self.rotary.append(RotaryInertia(inertia, slope_row))
+
+
+def _zeros_row(n: int) -> ca.SX:
+    return ca.SX.zeros(1, n)
+
+
+def _rigid_body(link_index: int, P: ParameterSymbols) -> LinkBody:
+    pre = f"link[{link_index}]"
+    m, cx, cy = P[f"{pre}.mass"], P[f"{pre}.com.x"], P[f"{pre}.com.y"]
+    empty = ca.SX.zeros(0, 1)
+    return LinkBody(
+        length=P[f"{pre}.length"], mass=m, sx=m * cx, sy=m * cy,
+        j0=P[f"{pre}.inertia"] + m * (cx**2 + cy**2),
+        a=empty, b=empty, mff=ca.SX.zeros(0, 0), stiffness=ca.SX.zeros(0, 0),
+        damping=ca.SX.zeros(0, 0), tip_value=_zeros_row(0),
+        distal_rotation=_zeros_row(0), tip_tangent=_zeros_row(0), root_tangent=_zeros_row(0),
+    )
+
+
+def _flexible_body(link_index: int, link: FlexibleLink, shapes: ModeSet, P: ParameterSymbols) -> LinkBody:
+    pre = f"link[{link_index}]"
+    L, rho, EI = P[f"{pre}.length"], P[f"{pre}.mass_per_length"], P[f"{pre}.EI"]
+    n = shapes.count
+    mff = rho * L * ca.SX(shapes.int_phi_phi)
+    stiffness = EI / L**3 * ca.SX(shapes.int_curv_curv)
+    if link.modes.damping_kind == "ratio":
+        coeffs = [
+            2 * P[f"{pre}.damping_ratio[{k + 1}]"] * ca.sqrt(stiffness[k, k] * mff[k, k]) for k in range(n)
+        ]
+    else:
+        coeffs = [P[f"{pre}.damping_coefficient[{k + 1}]"] for k in range(n)]
+    tip_slope = ca.SX(shapes.tip_slope).T / L
+    tangent_frame = shapes.frame == "tangent"
+    return LinkBody(
+        length=L, mass=rho * L, sx=rho * L**2 / 2, sy=ca.SX(0), j0=rho * L**3 / 3,
+        a=rho * L * ca.SX(shapes.int_phi), b=rho * L**2 * ca.SX(shapes.int_xi_phi),
+        mff=mff, stiffness=stiffness, damping=ca.diag(ca.vertcat(*coeffs)),
+        tip_value=ca.SX(shapes.tip_value).T,
+        distal_rotation=tip_slope if tangent_frame else _zeros_row(n),
+        tip_tangent=_zeros_row(n) if tangent_frame else tip_slope,
+        root_tangent=ca.SX(shapes.root_slope).T / L,
+    )
+
+
+def distal_load(arm: Arm, link_index: int) -> tuple[float, float]:
+    """Mass and rotary inertia (about the tip) of everything beyond the tip of
+    link ``link_index`` (0-based), with the arm stretched straight (theta = 0).
+
+    This is the tip load of the clamped-mass frequency equation (paper 004,
+    eq. 47-48): distal links and lumped masses, the payload, lumped masses at
+    the link's own tip, and the reflected rotor inertias of distal joints. The
+    first-moment coupling (MD in paper 004) is left out, as the paper does.
+    """
+    mass, inertia, offset = 0.0, 0.0, 0.0
+
+    def point(m, I, x, y=0.0):
+        nonlocal mass, inertia
+        mass += m
+        inertia += I + m * (x * x + y * y)
+
+    for lumped in arm.lumped_masses:
+        if lumped.link - 1 == link_index and lumped.position == 1.0:
+            point(lumped.mass, lumped.inertia, 0.0)
+    for j in range(link_index + 1, len(arm.links)):
+        link = arm.links[j]
+        point(0.0, link.joint.gear_ratio**2 * link.joint.rotor_inertia, 0.0)
+        if isinstance(link, FlexibleLink):
+            m = link.mass_per_length * link.length
+            point(m, m * link.length**2 / 12, offset + link.length / 2)
+        else:
+            point(link.mass, link.inertia, offset + link.com[0], link.com[1])
+        for lumped in arm.lumped_masses:
+            if lumped.link - 1 == j:
+                point(lumped.mass, lumped.inertia, offset + lumped.position * link.length)
+        offset += link.length
+    point(arm.payload.mass, arm.payload.inertia, offset)
+    return mass, inertia
+
+
+def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
+    """Mode sets of every link (None for rigid links) at the nominal arm."""
+    sets = []
+    for i, link in enumerate(arm.links):
+        if not isinstance(link, FlexibleLink):
+            sets.append(None)
+            continue
+        tip_mass, tip_inertia = link.modes.tip_mass, link.modes.tip_inertia
+        if link.modes.family == "clamped-mass" and (tip_mass is None or tip_inertia is None):
+            load_mass, load_inertia = distal_load(arm, i)
+            tip_mass = load_mass if tip_mass is None else tip_mass
+            tip_inertia = load_inertia if tip_inertia is None else tip_inertia
+        rho_l = link.mass_per_length * link.length
+        sets.append(
+            mode_set(
+                link.modes,
+                tip_mass_ratio=(tip_mass or 0.0) / rho_l,
+                tip_inertia_ratio=(tip_inertia or 0.0) / (rho_l * link.length**2),
+            )
+        )
+    return sets
+
+
+def link_bodies(arm: Arm, P: ParameterSymbols, shapes: list[ModeSet | None]) -> list[LinkBody]:
+    """Mass properties of every link, lumped masses and payload included."""
+    bodies = []
+    for i, link in enumerate(arm.links, start=1):
+        if isinstance(link, FlexibleLink):
+            bodies.append(_flexible_body(i, link, shapes[i - 1], P))
+        else:
+            bodies.append(_rigid_body(i, P))
+    for k, lumped in enumerate(arm.lumped_masses, start=1):
+        pre = f"lumped_mass[{k}]"
+        body = bodies[lumped.link - 1]
+        xi = P[f"{pre}.position"]
+        ms = shapes[lumped.link - 1]
+        if ms is None:
+            phi_row, slope_row = _zeros_row(0), _zeros_row(0)
+        else:
+            phi_row = ca.horzcat(*ms.values(xi))
+            slope_row = ca.horzcat(*ms.slopes(xi)) / body.length
+        body.add_point_mass(P[f"{pre}.mass"], xi * body.length, phi_row, slope_row, P[f"{pre}.inertia"])
+    last = bodies[-1]
+    last.add_point_mass(
+        P["payload.mass"], last.length, last.tip_value,
+        last.distal_rotation + last.tip_tangent, P["payload.inertia"],
+    )
+    return bodies

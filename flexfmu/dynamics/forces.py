@@ -1,0 +1,50 @@
+"""Generalized forces shared by both derivations: inputs and dissipation.
+
+Joint torques map to generalized forces by virtual work: a torque tau_j on
+the motor-side angle m_j = J_m_j q does work tau_j dm_j, so it contributes
+J_m_j' tau_j (paper 000 eq. 29-32, paper 002's B = [I, phi'(0) ...]). The
+same rows carry friction. Modal damping and joint spring damping are
+Rayleigh dissipation. None of these comes from the energy, so both
+derivations add the same terms.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from flexfmu.dynamics.chain import LinkBody
+from flexfmu.dynamics.frames import ChainRows
+from flexfmu.dynamics.parameters import ParameterSymbols
+
+
+def input_matrix(rows: ChainRows) -> ca.SX:
+    """B (n x joints) with generalized force B tau."""
+    return ca.horzcat(*[row.T for row in rows.motors])
+
+
+def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd: ca.SX) -> ca.SX:
+    """Dissipative generalized forces, as they enter h (M qdd + h = B u)."""
+    h = ca.SX(qd.numel(), 1)
+    for E, body in zip(rows.selections, bodies):
+        if body.modes:
+            h += ca.mtimes(E.T, ca.mtimes(body.damping, ca.mtimes(E, qd)))
+    for j, row in enumerate(rows.motors):
+        pre = f"joint[{j + 1}]"
+        rate = ca.mtimes(row, qd)
+        torque = P[f"{pre}.viscous_friction"] * rate + P[f"{pre}.coulomb_friction"] * ca.tanh(
+            rate / P[f"{pre}.coulomb_velocity"]
+        )
+        h += row.T * torque
+    for j, row in rows.springs.items():
+        h += row.T * (P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row, qd))
+    return h
+
+
+def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
+    """(reflected inertia G^2 Ir, motor row) of every joint. The rotor's
+    kinetic energy is taken from its own spin only (paper 004 assumption VI,
+    Spong's reduced model): 1/2 G^2 Ir (dm_j/dt)^2."""
+    return [
+        (P[f"joint[{j + 1}].gear_ratio"] ** 2 * P[f"joint[{j + 1}].rotor_inertia"], row)
+        for j, row in enumerate(rows.motors)
+    ]

@@ -1,0 +1,48 @@
+"""Measured quantities of the arm: the Model's outputs y(q, qd, qdd, p).
+
+Joint and rotor angles and rates, modal coordinates, every link's deflected
+tip position, each flexible link's tip deflection (relative to the tangent at
+its root, so pinned-pinned and clamped links report the same physical
+quantity), and the end effector's position, velocity and acceleration (what
+paper 000 measured with an accelerometer at the tip).
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from flexfmu.dynamics.chain import Coordinates, LinkBody
+from flexfmu.dynamics.frames import forward_kinematics
+
+
+def output_expressions(coords: Coordinates, bodies: list[LinkBody], q, qd, qdd):
+    """Return (names, units, expressions) of the outputs, in y order."""
+    rows: list[tuple[str, str, ca.SX]] = []
+    for j, k in enumerate(coords.theta, start=1):
+        rows += [(f"joint[{j}].angle", "rad", q[k]), (f"joint[{j}].rate", "rad/s", qd[k])]
+    for j, k in sorted(coords.rotor.items()):
+        rows += [(f"motor[{j + 1}].angle", "rad", q[k]), (f"motor[{j + 1}].rate", "rad/s", qd[k])]
+    for i, idx in enumerate(coords.modal, start=1):
+        rows += [(f"link[{i}].mode[{m}]", "m", q[k]) for m, k in enumerate(idx, start=1)]
+
+    origins, _, tip, _ = forward_kinematics(coords, bodies, q)
+    link_tips = origins[1:] + [tip]
+    for i, (body, point) in enumerate(zip(bodies, link_tips), start=1):
+        rows += [(f"link[{i}].tip.x", "m", point[0]), (f"link[{i}].tip.y", "m", point[1])]
+        if body.modes:
+            f = q[list(coords.modal[i - 1])]
+            deflection = ca.mtimes(body.tip_value - body.length * body.root_tangent, f)
+            rows.append((f"link[{i}].deflection", "m", deflection))
+
+    velocity = ca.jtimes(tip, q, qd)
+    state, state_rate = ca.vertcat(q, qd), ca.vertcat(qd, qdd)
+    acceleration = ca.jtimes(velocity, state, state_rate)
+    for axis in range(2):
+        name = "xy"[axis]
+        rows += [
+            (f"tip.{name}", "m", tip[axis]),
+            (f"tip.v{name}", "m/s", velocity[axis]),
+            (f"tip.a{name}", "m/s2", acceleration[axis]),
+        ]
+    names, units, exprs = zip(*rows)
+    return list(names), list(units), ca.vertcat(*exprs)

@@ -1,0 +1,137 @@
+"""The :class:`ModeSet` bundle: shapes plus their dimensionless integrals.
+
+The dynamics code needs each mode family in the same form: shape functions
+it can evaluate at numeric or symbolic positions, and a handful of integrals
+over ``xi`` in [0, 1] that it scales by length, density and stiffness. This
+module computes those integrals once, by quadrature, for any shape provider.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from flexfmu.modes.quadrature import unit_rule
+
+
+class Shapes(Protocol):
+    """Anything that evaluates derivatives of a list of mode shapes."""
+
+    def derivative(self, xi: Any, order: int) -> list[Any]:
+        """Return ``d^order phi_k / dxi^order`` at ``xi``, one entry per mode."""
+        ...
+
+
+def _frozen(a: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Return ``a`` as a read-only float64 array of ``shape``."""
+    out = np.array(a, dtype=float).reshape(shape)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ModeSet:
+    """Assumed-mode shapes of one flexible link and their integrals.
+
+    All quantities are dimensionless in ``xi = x / L``; derivatives are with
+    respect to ``xi``. Arrays are read-only.
+
+    Attributes
+    ----------
+    family : str
+        Mode family name.
+    count : int
+        Number of modes.
+    frame : str
+        ``"tangent"`` (link x axis along the root tangent) or ``"chord"``
+        (x axis through both ends).
+    beta : tuple of float or None
+        Eigenvalues ``beta_k L`` of the family's frequency equation; ``None``
+        for user shapes.
+    int_phi : numpy.ndarray
+        ``int phi_k dxi``, shape ``(count,)``.
+    int_xi_phi : numpy.ndarray
+        ``int xi phi_k dxi``, shape ``(count,)``.
+    int_phi_phi : numpy.ndarray
+        ``int phi_j phi_k dxi``, shape ``(count, count)``, symmetric.
+    int_curv_curv : numpy.ndarray
+        ``int phi_j'' phi_k'' dxi``, shape ``(count, count)``, symmetric.
+    root_slope, tip_value, tip_slope : numpy.ndarray
+        ``phi_k'(0)``, ``phi_k(1)``, ``phi_k'(1)``, shape ``(count,)``.
+    """
+
+    family: str
+    count: int
+    frame: str
+    beta: tuple[float, ...] | None
+    int_phi: np.ndarray
+    int_xi_phi: np.ndarray
+    int_phi_phi: np.ndarray
+    int_curv_curv: np.ndarray
+    root_slope: np.ndarray
+    tip_value: np.ndarray
+    tip_slope: np.ndarray
+    shapes: Shapes = field(repr=False)
+
+    def values(self, xi: Any) -> list[Any]:
+        """Return ``phi_k(xi)`` for every mode (numpy or CasADi, like ``xi``)."""
+        return self.shapes.derivative(xi, 0)
+
+    def slopes(self, xi: Any) -> list[Any]:
+        """Return ``dphi_k/dxi`` at ``xi`` for every mode."""
+        return self.shapes.derivative(xi, 1)
+
+    def curvatures(self, xi: Any) -> list[Any]:
+        """Return ``d2phi_k/dxi2`` at ``xi`` for every mode."""
+        return self.shapes.derivative(xi, 2)
+
+
+def build_mode_set(family: str, frame: str, shapes: Shapes, count: int,
+                   beta: tuple[float, ...] | None) -> ModeSet:
+    """Evaluate the integrals of ``shapes`` and bundle them into a ModeSet.
+
+    Parameters
+    ----------
+    family, frame : str
+        Stored as given.
+    shapes : Shapes
+        Provider of the ``count`` mode shapes.
+    count : int
+        Number of modes ``shapes`` returns.
+    beta : tuple of float or None
+        Frequency-equation eigenvalues, if the family has them.
+
+    Returns
+    -------
+    ModeSet
+    """
+    nodes, weights = unit_rule()
+    n = count
+
+    def sample(order: int) -> np.ndarray:
+        return np.array(shapes.derivative(nodes, order), dtype=float).reshape(n, nodes.size)
+
+    def at(xi: float, order: int) -> np.ndarray:
+        return _frozen([float(v) for v in shapes.derivative(xi, order)], (n,))
+
+    phi = sample(0)
+    curv = sample(2)
+    weighted = phi * weights
+    mass = weighted @ phi.T
+    stiffness = (curv * weights) @ curv.T
+    return ModeSet(
+        family=family,
+        count=n,
+        frame=frame,
+        beta=beta,
+        int_phi=_frozen(phi @ weights, (n,)),
+        int_xi_phi=_frozen(weighted @ nodes, (n,)),
+        int_phi_phi=_frozen(0.5 * (mass + mass.T), (n, n)),
+        int_curv_curv=_frozen(0.5 * (stiffness + stiffness.T), (n, n)),
+        root_slope=at(0.0, 1),
+        tip_value=at(1.0, 0),
+        tip_slope=at(1.0, 1),
+        shapes=shapes,
+    )

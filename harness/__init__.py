@@ -1,0 +1,1 @@
+"""Harness: reference simulations, labelled results and reports."""
