@@ -1,0 +1,346 @@
+"""Physics of the planar Model, checked against facts not derived from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexfmu
+from flexfmu.dynamics.linear import natural_frequencies
+from tests.conftest import EXAMPLE_ARMS, example_model
+
+DISSIPATION = ("damping_ratio", "damping_coefficient", "viscous_friction", "coulomb_friction", "spring_damping")
+
+
+def conservative_parameters(model, scale_rng=None):
+    """Nominal p (optionally scaled by random factors) with every dissipative
+    parameter set to zero."""
+    p = model.nominal_parameters.copy()
+    if scale_rng is not None:
+        p *= scale_rng.uniform(0.8, 1.25, size=p.size)
+    for k, name in enumerate(model.parameters):
+        if any(key in name for key in DISSIPATION):
+            p[k] = 0.0
+        if name.endswith(".position"):  # keep lumped masses on their links
+            p[k] = min(p[k], 1.0)
+    return p
+
+
+def random_state(rng, model, spread=0.6):
+    n = len(model.coordinates)
+    scale = np.array([0.02 if name.startswith("f[") else 1.0 for name in model.coordinates])
+    return rng.normal(size=n) * spread * scale, rng.normal(size=n) * scale
+
+
+def test_example_arms_are_all_present():
+    assert set(EXAMPLE_ARMS) >= {"yu_chen_2dof", "subudhi_morris_2link", "lin_lewis_rfr", "rigid_2link", "cantilever"}
+
+
+def test_closed_form_and_energy_derivations_agree(arm_name):
+    """Two independent derivations give the same M and h (100 random states,
+    random parameters around nominal)."""
+    closed, energy = example_model(arm_name), example_model(arm_name, "energy")
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        p = closed.nominal_parameters * rng.uniform(0.8, 1.25, size=closed.nominal_parameters.size)
+        q, qd = random_state(rng, closed)
+        M1, M2 = np.array(closed.mass_matrix(q, p)), np.array(energy.mass_matrix(q, p))
+        h1, h2 = np.array(closed.bias(q, qd, p)), np.array(energy.bias(q, qd, p))
+        assert np.abs(M1 - M2).max() <= 1e-10 * np.abs(M1).max()
+        assert np.abs(h1 - h2).max() <= 1e-10 * np.abs(h1).max()
+
+
+def test_mass_matrix_symmetric_positive_definite(arm_name):
+    model = example_model(arm_name)
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        q, _ = random_state(rng, model, spread=2.0)
+        M = np.array(model.mass_matrix(q, model.nominal_parameters))
+        assert np.allclose(M, M.T, rtol=0, atol=1e-14 * np.abs(M).max())
+        assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_coriolis_skew_symmetry_and_velocity_products(arm_name):
+    """dM/dt - 2C is skew-symmetric (dM/dt by central differences, not AD),
+    and C qd is exactly the velocity-product part of h."""
+    model = example_model(arm_name)
+    rng = np.random.default_rng(3)
+    p = conservative_parameters(model)
+    for _ in range(20):
+        q, qd = random_state(rng, model)
+        eps = 1e-6
+        Mdot = (np.array(model.mass_matrix(q + eps * qd, p)) - np.array(model.mass_matrix(q - eps * qd, p))) / (2 * eps)
+        C = np.array(model.coriolis(q, qd, p))
+        N = Mdot - 2 * C
+        # central differences: truncation ~eps^2, round-off ~1e-16 |M| / eps
+        scale = np.abs(np.array(model.mass_matrix(q, p))).max() * np.abs(qd).max()
+        assert np.abs(N + N.T).max() <= 1e-8 * scale
+        velocity_part = np.array(model.bias(q, qd, p)) - np.array(model.bias(q, 0 * qd, p))
+        assert np.allclose(C @ qd, velocity_part.ravel(), rtol=1e-9, atol=1e-10 * np.abs(velocity_part).max())
+
+
+def test_energy_balance_under_input(arm_name):
+    """dE/dt equals the power of the joint torques on the motor-side rates,
+    computed independently: rotor rate for a flexible joint, otherwise the
+    rate of (link j root tangent) - (link j-1 tip tangent) from the absolute
+    tangent angles. This checks B (virtual work, paper 000 eq. 29-32)."""
+    model = example_model(arm_name)
+    arm = model.arm
+    rng = np.random.default_rng(4)
+    p = conservative_parameters(model)
+    nu = len(model.inputs)
+    import casadi as ca
+
+    n = len(model.coordinates)
+    qs, qds = ca.SX.sym("q", n), ca.SX.sym("qd", n)
+    total = ca.sum1(model.energy(qs, qds, p))
+    gradients = ca.Function("dE", [qs, qds], [ca.gradient(total, qs), ca.gradient(total, qds)])
+    for _ in range(10):
+        q, qd = random_state(rng, model)
+        u = rng.normal(size=nu)
+        qdd = np.array(model.forward_dynamics(q, qd, u, p)).ravel()
+        dE_dq, dE_dqd = (np.array(g).ravel() for g in gradients(q, qd))
+        dE = float(dE_dq @ qd + dE_dqd @ qdd)
+        rates = [motor_rate(model, arm, j, qd) for j in range(nu)]
+        power = float(np.dot(u, rates))
+        assert dE == pytest.approx(power, rel=1e-9, abs=1e-12)
+
+
+def tangent_rates(model, link_index, qd):
+    """(root, tip) tangent rotation rates of a flexible link relative to its
+    frame, from the mode shapes' closed forms (not from the Model's rows)."""
+    from flexfmu.dynamics.chain import link_mode_sets
+
+    link = model.arm.links[link_index]
+    shapes = link_mode_sets(model.arm)[link_index]
+    idx = [model.coordinates.index(f"f[{link_index + 1},{k}]") for k in range(1, link.modes.count + 1)]
+    root = float(np.dot(np.array(shapes.slopes(0.0)), qd[idx])) / link.length
+    tip = float(np.dot(np.array(shapes.slopes(1.0)), qd[idx])) / link.length
+    if shapes.frame == "tangent":
+        return root, 0.0  # the next frame already turns with the tip
+    return root, tip
+
+
+def motor_rate(model, arm, j, qd):
+    if arm.links[j].joint.kind == "flexible":
+        return qd[model.coordinates.index(f"alpha[{j + 1}]")]
+    rate = qd[model.coordinates.index(f"theta[{j + 1}]")]
+    if arm.links[j].kind == "flexible":
+        rate += tangent_rates(model, j, qd)[0]
+    if j > 0 and arm.links[j - 1].kind == "flexible":
+        rate -= tangent_rates(model, j - 1, qd)[1]
+    return rate
+
+
+def test_dissipation_only_removes_energy():
+    model = example_model("yu_chen_2dof")
+    rng = np.random.default_rng(5)
+    p = model.nominal_parameters
+    h0 = np.array(model.bias(*random_state(rng, model), conservative_parameters(model)))
+    assert np.isfinite(h0).all()
+    for _ in range(20):
+        q, qd = random_state(rng, model)
+        dissipative = np.array(model.bias(q, qd, p) - model.bias(q, qd, conservative_parameters(model))).ravel()
+        assert float(qd @ dissipative) > 0
+
+
+@pytest.mark.parametrize("arm_name", EXAMPLE_ARMS)
+def test_energy_conserved_without_dissipation(arm_name):
+    """10 s of free motion with no damping, friction or input: total energy
+    constant to 1e-8 relative (CVODES Adams, tight tolerance)."""
+    from harness.reference import simulate_reference
+
+    model = example_model(arm_name)
+    p = conservative_parameters(model)
+    rng = np.random.default_rng(6)
+    q0, qd0 = random_state(rng, model, spread=0.5)
+    result = simulate_reference(
+        model, 10.0, 0.01, x0=np.concatenate([q0, qd0]), p=p, rtol=1e-13, atol=1e-14, method="adams"
+    )
+    n = len(model.coordinates)
+    states = result.values[:, : 2 * n]
+    energy = np.array([np.sum(np.array(model.energy(x[:n], x[n:], p))) for x in states])
+    kinetic_scale = max(np.array(model.energy(x[:n], x[n:], p))[0, 0] for x in states)
+    scale = max(abs(energy[0]), kinetic_scale)
+    assert np.abs(energy - energy[0]).max() <= 1e-8 * scale
+
+
+def rigid_two_link_textbook(q, qd, link1, link2, g):
+    """Rigid two-link planar arm (Spong, Hutchinson & Vidyasagar, ch. 7),
+    centres of mass on the link axes, gravity along -y."""
+    (m1, l1, lc1, I1), (m2, _, lc2, I2) = link1, link2
+    c2, s2 = np.cos(q[1]), np.sin(q[1])
+    d11 = m1 * lc1**2 + m2 * (l1**2 + lc2**2 + 2 * l1 * lc2 * c2) + I1 + I2
+    d12 = m2 * (lc2**2 + l1 * lc2 * c2) + I2
+    d22 = m2 * lc2**2 + I2
+    hc = -m2 * l1 * lc2 * s2
+    coriolis = np.array([hc * (2 * qd[0] * qd[1] + qd[1] ** 2), -hc * qd[0] ** 2])
+    c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
+    gravity = np.array([(m1 * lc1 + m2 * l1) * g * c1 + m2 * lc2 * g * c12, m2 * lc2 * g * c12])
+    return np.array([[d11, d12], [d12, d22]]), coriolis, gravity
+
+
+def test_rigid_arm_equals_textbook_equations():
+    model = example_model("rigid_2link")
+    arm = model.arm
+    g = -arm.gravity[1]
+    link1 = (arm.links[0].mass, arm.links[0].length, arm.links[0].com[0], arm.links[0].inertia)
+    link2 = (arm.links[1].mass, arm.links[1].length, arm.links[1].com[0], arm.links[1].inertia)
+    rng = np.random.default_rng(7)
+    p = model.nominal_parameters
+    for _ in range(50):
+        q, qd = rng.uniform(-np.pi, np.pi, 2), rng.normal(size=2) * 3
+        M, coriolis, gravity = rigid_two_link_textbook(q, qd, link1, link2, g)
+        np.testing.assert_allclose(np.array(model.mass_matrix(q, p)), M, rtol=1e-13, atol=1e-14)
+        h_gravity = np.array(model.bias(q, 0 * qd, p)).ravel()
+        h_velocity = np.array(model.bias(q, qd, p)).ravel() - h_gravity
+        np.testing.assert_allclose(h_gravity, gravity, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(h_velocity, coriolis, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.array(model.input_matrix(q, p)), np.eye(2), atol=0)
+
+
+def single_link_arm(family, count, payload=0.0, rho=0.5, EI=5.0, L=1.2, gravity=(0.0, 0.0), lumped=(), hub=0.0):
+    data = {
+        "name": "single",
+        "gravity": list(gravity),
+        "link": [{
+            "kind": "flexible", "length": L, "mass_per_length": rho, "EI": EI,
+            "modes": {"family": family, "count": count},
+            "joint": {"kind": "rigid", "rotor_inertia": hub},
+        }],
+        "payload": {"mass": payload},
+    }
+    if lumped:
+        data["lumped_mass"] = [dict(link=1, position=pos, mass=mass) for pos, mass in lumped]
+    return flexfmu.build_model(flexfmu.arm_from_dict(data))
+
+
+def beta_from_omega(omega, rho=0.5, EI=5.0, L=1.2):
+    return (omega**2 * rho / EI) ** 0.25 * L
+
+
+def test_locked_cantilever_has_analytic_frequencies():
+    model = single_link_arm("clamped-free", 3)
+    omega = natural_frequencies(model, locked=["theta[1]"])
+    np.testing.assert_allclose(beta_from_omega(omega), [1.875104, 4.694091, 7.854757], rtol=1e-6)
+
+
+def test_spin_up_beam_fundamental_frequency_paper_001():
+    """Paper 001 quotes 0.464 Hz for the clamped-free spin-up beam."""
+    omega = natural_frequencies(example_model("cantilever"), locked=["theta[1]"])
+    assert omega[0] / (2 * np.pi) == pytest.approx(0.464, rel=2e-3)
+
+
+def test_clamped_link_with_tip_mass_ratio_one():
+    """Tip mass M = rho L: beta_1 L = 1.24792 (clamped-mass eigenvalue)."""
+    model = single_link_arm("clamped-mass", 3, payload=0.5 * 1.2)
+    omega = natural_frequencies(model, locked=["theta[1]"])
+    assert beta_from_omega(omega[0]) == pytest.approx(1.24792, rel=5e-6)
+
+
+def test_free_hub_frequencies_decrease_as_modes_are_added():
+    """Rayleigh-Ritz: each frequency of a beam on a free hub is an upper bound
+    that can only fall as admissible modes are added."""
+    spectra = []
+    for count in range(1, 7):
+        omega = natural_frequencies(single_link_arm("clamped-free", count, hub=0.05))
+        assert omega[0] < 1e-6  # rigid-body rotation of the free hub
+        spectra.append(omega[1:])
+    for fewer, more in zip(spectra, spectra[1:]):
+        assert np.all(more[: len(fewer)] <= fewer * (1 + 1e-12))
+    # and they do fall: the fundamental with one mode is a strict upper bound
+    assert spectra[-1][0] < spectra[0][0] * (1 - 1e-4)
+
+
+def static_tip_deflection(model, locked=("theta[1]",)):
+    """Static deflection of the modal coordinates under gravity, joint held."""
+    from flexfmu.dynamics.linear import linearise
+
+    lin = linearise(model, locked=locked)
+    n = len(model.coordinates)
+    free = [model.coordinates.index(name) for name in lin.names]
+    h0 = np.array(model.bias(np.zeros(n), np.zeros(n), model.nominal_parameters)).ravel()[free]
+    q = np.zeros(n)
+    q[free] = np.linalg.solve(lin.K, -h0)  # h is affine in f at theta = 0
+    y = np.array(model.outputs(q, np.zeros(n), np.zeros(len(model.inputs)), model.nominal_parameters)).ravel()
+    return y[model.output_names.index("link[1].deflection")]
+
+
+def test_horizontal_cantilever_sags_as_a_uniform_load_beam():
+    rho, EI, L, g = 0.5, 5.0, 1.2, 9.81
+    model = single_link_arm("clamped-free", 3, rho=rho, EI=EI, L=L, gravity=(0.0, -g))
+    assert static_tip_deflection(model) == pytest.approx(-rho * g * L**4 / (8 * EI), rel=5e-3)
+
+
+def test_lumped_mass_mid_span_sags_as_a_point_load():
+    """A heavy mass at mid-span on a light cantilever: tip deflection
+    P a^2 (3L - a) / (6 EI) with a = L/2 (beam tables), plus the beam's own
+    uniform-load sag."""
+    rho, EI, L, g, mass = 0.01, 5.0, 1.2, 9.81, 2.0
+    model = single_link_arm("clamped-free", 6, rho=rho, EI=EI, L=L, gravity=(0.0, -g), lumped=[(0.5, mass)])
+    a = L / 2
+    expected = -(mass * g * a**2 * (3 * L - a) / (6 * EI) + rho * g * L**4 / (8 * EI))
+    assert static_tip_deflection(model) == pytest.approx(expected, rel=5e-3)
+
+
+def test_every_parameter_enters_the_graphs(arm_name):
+    import casadi as ca
+
+    model = example_model(arm_name)
+    n, nu = len(model.coordinates), len(model.inputs)
+    q, qd, u = ca.SX.sym("q", n), ca.SX.sym("qd", n), ca.SX.sym("u", nu)
+    p = ca.SX.sym("p", len(model.parameters))
+    everything = ca.vertcat(
+        ca.vec(model.mass_matrix(q, p)), model.bias(q, qd, p), ca.vec(model.input_matrix(q, p)),
+        model.energy(q, qd, p),
+    )
+    dead = [name for k, name in enumerate(model.parameters) if not ca.depends_on(everything, p[k])]
+    assert dead == []
+
+
+def test_yu_chen_highest_linearised_mode_near_1150_rad_s():
+    """The issue's figure for paper 000's arm: a mode near 1,150 rad/s."""
+    model = example_model("yu_chen_2dof")
+    q0 = np.zeros(len(model.coordinates))
+    q0[:2] = np.pi / 4, -np.pi / 4
+    assert natural_frequencies(model, q0)[-1] == pytest.approx(1150, rel=0.03)
+
+
+def test_outputs_are_consistent_with_kinematics():
+    """Tip velocity and acceleration outputs are the time derivatives of the
+    tip position output along a simulated trajectory (finite differences)."""
+    from harness.reference import simulate_reference
+
+    model = example_model("subudhi_morris_2link")
+    result = simulate_reference(model, 0.5, 1e-4, inputs=lambda t: np.array([0.2, -0.1]))
+    t = result.time
+    for axis in "xy":
+        velocity = np.gradient(result[f"tip.{axis}"], t)
+        acceleration = np.gradient(result[f"tip.v{axis}"], t)
+        inner = slice(5, -5)
+        assert np.abs(velocity - result[f"tip.v{axis}"])[inner].max() < 1e-3 * np.abs(result[f"tip.v{axis}"]).max()
+        assert np.abs(acceleration - result[f"tip.a{axis}"])[inner].max() < 2e-2 * np.abs(result[f"tip.a{axis}"]).max()
+
+
+def test_plain_sympy_lagrangian_agrees_with_the_model():
+    """A third, fully independent derivation (benchmarks/sympy_lagrangian.py,
+    written from paper 000's setting with closed-form sine integrals) gives
+    the same M and h for a two-link pinned-pinned arm under gravity."""
+    import sympy as sp
+
+    from benchmarks.derivation import chain
+    from benchmarks.sympy_lagrangian import derive
+
+    M_sym, h_sym = derive(2)
+    symbols = sorted(M_sym.free_symbols | h_sym.free_symbols, key=str)
+    model = flexfmu.build_model(chain(2))
+    p = conservative_parameters(model)
+    rng = np.random.default_rng(8)
+    q_names = ["theta1", "theta2", "f1_1", "f1_2", "f2_1", "f2_2"]
+    evaluate = sp.lambdify(symbols, [M_sym, h_sym])
+    for _ in range(5):
+        q, qd = random_state(rng, model)
+        values = dict(zip(q_names, q)) | dict(zip(["d" + name for name in q_names], qd))
+        M_ref, h_ref = evaluate(*[values[str(s)] for s in symbols])
+        np.testing.assert_allclose(np.array(model.mass_matrix(q, p)), np.array(M_ref, float), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(), rtol=1e-10, atol=1e-12)
