@@ -7,6 +7,8 @@ loads the dynamics (:func:`build_model`, :class:`Model`) on first use, so
 ``import flexfmu`` stays cheap for tools that only read arms.
 """
 
+__version__ = "0.1.0"
+
 from flexfmu.spec import (
     Arm,
     FlexibleLink,

@@ -102,7 +102,32 @@ class Model:
         g = self._graph
         qdd = ca.SX.sym("qdd", g.coords.size)
         names, units, y = output_expressions(g.coords, g.bodies, g.q, g.qd, qdd)
-        return names, units, ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.P.vector], [y])
+        function = ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.P.vector], [y], ["q", "qd", "qdd", "p"], ["y"])
+        return names, units, function
+
+    @property
+    def kinematic_outputs(self) -> ca.Function:
+        """(q, qd, qdd, p) -> y: the outputs given the accelerations."""
+        return self._output_graph[2]
+
+    @cached_property
+    def structure_matrices(self) -> ca.Function:
+        """p -> (K, D): structural stiffness (bending, joint springs) and
+        damping (modal, spring, viscous friction), constant in q. These are
+        the terms that make arms stiff; implicit integrators use them."""
+        g = self._graph
+        n = g.coords.size
+        K, D = ca.SX(n, n), ca.SX(n, n)
+        for E, body in zip(g.rows.selections, g.bodies):
+            if body.modes:
+                K += ca.mtimes([E.T, body.stiffness, E])
+                D += ca.mtimes([E.T, body.damping, E])
+        for j, row in g.rows.springs.items():
+            K += g.P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
+            D += g.P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
+        for j, row in enumerate(g.rows.motors):
+            D += g.P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
+        return ca.Function("structure_matrices", [g.P.vector], [K, D], ["p"], ["K", "D"])
 
     @property
     def output_names(self) -> list[str]:
@@ -117,7 +142,7 @@ class Model:
         """(q, qd, u, p) -> y; accelerations come from the forward dynamics."""
         n, nu, npar = len(self.coordinates), len(self.inputs), len(self.parameter_table)
         q, qd, u, p = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
-        y = self._output_graph[2](q, qd, self.forward_dynamics(q, qd, u, p), p)
+        y = self.kinematic_outputs(q, qd, self.forward_dynamics(q, qd, u, p), p)
         return ca.Function("outputs", [q, qd, u, p], [y], ["q", "qd", "u", "p"], ["y"])
 
     @cached_property

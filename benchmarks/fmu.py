@@ -1,0 +1,108 @@
+"""FMU benchmark: export time and cost of one 1 ms fmi2DoStep, measured from C.
+
+For N = 1..10 flexible links (two pinned-pinned modes each, vertical plane)
+and for the example arms, with both integrators at their default internal
+step, it prints a table and writes JSON (benchmarks/results/fmu.json):
+- export time: codegen, compile, total (one export each);
+- ns per fmi2DoStep of 1 ms (median of repeats, from a C driver that loads
+  the binary: no Python in the loop), and the internal steps per call;
+- ns per call of the generated right-hand side (C, linked to the sources).
+Targets (issue 3): the two-link arm (yu_chen_2dof) <= 2 us per 1 ms RK4 step,
+10 links <= 30 us, export of 10 links <= 10 s.
+
+Usage: python benchmarks/fmu.py [--max-links 10] [--count 2000] [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.derivation import chain  # noqa: E402
+from flexfmu import build_model, load_arm  # noqa: E402
+from flexfmu.fmu.export import ExportSettings, export_fmu  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ARMS = HERE.parent / "fmus" / "arms"
+TARGETS = {"yu_chen_2dof rk4 ns": 2000.0, "chain10 rk4 ns": 30000.0, "chain10 export s": 10.0}
+
+
+def compile_driver(source: Path, output: Path, *extra: str) -> None:
+    headers = resources.files("fmpy") / "c-code"
+    subprocess.run(["cc", "-O2", "-std=c99", f"-I{headers}", *extra, str(source), "-o", str(output), "-ldl", "-lm"],
+                   check=True)
+
+
+def measure(model, label: str, integrator: str, work: Path, count: int, repeats: int, dostep: Path) -> dict:
+    fmu = work / f"{label}_{integrator}.fmu"
+    report = export_fmu(model, fmu, ExportSettings(integrator=integrator))
+    unzipped = work / f"{label}_{integrator}"
+    with zipfile.ZipFile(fmu) as archive:
+        archive.extractall(unzipped)
+    library = unzipped / "binaries" / "linux64" / f"{model.arm.name}.so"
+    out = subprocess.run([str(dostep), str(library), report.guid, "1e-3", str(count), str(repeats)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    rhs_binary = unzipped / "time_rhs"
+    sources = unzipped / "sources"
+    compile_driver(HERE / "c" / "time_rhs.c", rhs_binary, f"-I{sources}", str(sources / "model_functions.c"))
+    rhs = subprocess.run([str(rhs_binary), "20000", str(repeats)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return {
+        "arm": label, "integrator": integrator, "states": 2 * len(model.coordinates),
+        "internal_step_s": report.internal_step, "substeps_per_ms": round(1e-3 / report.internal_step),
+        "omega_max_rad_s": report.omega_max, "codegen_s": report.codegen_s, "compile_s": report.compile_s,
+        "export_total_s": report.total_s, "dostep_ns_median": float(out[0]), "dostep_ns_min": float(out[1]),
+        "rhs_ns_median": float(rhs[0]), "sources_kb": (sources / "model_functions.c").stat().st_size / 1024,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-links", type=int, default=10)
+    parser.add_argument("--count", type=int, default=2000, help="doSteps per repeat")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--json", default="benchmarks/results/fmu.json")
+    args = parser.parse_args()
+    rows = []
+    header = (f"{'arm':<22}{'integ':<9}{'states':>6}{'sub/ms':>7}{'C kB':>7}{'codegen s':>10}{'compile s':>10}"
+              f"{'export s':>9}{'doStep us':>10}{'rhs us':>8}")
+    print(header)
+    with tempfile.TemporaryDirectory(prefix="flexfmu-bench-") as tmp:
+        work = Path(tmp)
+        dostep = work / "time_dostep"
+        compile_driver(HERE / "c" / "time_dostep.c", dostep)
+        cases = [(name, build_model(load_arm(ARMS / f"{name}.toml"))) for name in ("yu_chen_2dof", "subudhi_morris_2link")]
+        cases += [(f"chain{n}", build_model(chain(n))) for n in range(1, args.max_links + 1)]
+        for label, model in cases:
+            for integrator in ("rk4", "implicit"):
+                row = measure(model, label, integrator, work, args.count, args.repeats, dostep)
+                rows.append(row)
+                print(f"{label:<22}{integrator:<9}{row['states']:>6}{row['substeps_per_ms']:>7}{row['sources_kb']:>7.0f}"
+                      f"{row['codegen_s']:>10.2f}{row['compile_s']:>10.2f}{row['export_total_s']:>9.2f}"
+                      f"{row['dostep_ns_median'] / 1e3:>10.2f}{row['rhs_ns_median'] / 1e3:>8.2f}", flush=True)
+    lookup = {(r["arm"], r["integrator"]): r for r in rows}
+    verdicts = {}
+    if ("yu_chen_2dof", "rk4") in lookup:
+        verdicts["yu_chen_2dof rk4 ns"] = lookup["yu_chen_2dof", "rk4"]["dostep_ns_median"]
+    if ("chain10", "rk4") in lookup:
+        verdicts["chain10 rk4 ns"] = lookup["chain10", "rk4"]["dostep_ns_median"]
+        verdicts["chain10 export s"] = lookup["chain10", "rk4"]["export_total_s"]
+    for key, value in verdicts.items():
+        print(f"target {key} <= {TARGETS[key]:g}: {value:.4g} {'met' if value <= TARGETS[key] else 'MISSED'}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows, "targets": TARGETS, "measured": verdicts}, indent=2))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""``flexfmu validate OUT.fmu``: every problem found; exit status 1 if any."""
+
+from __future__ import annotations
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("validate", help="validate an FMU (FMPy's checks and flexfmu's own)")
+    parser.add_argument("fmu", help="the .fmu to check")
+    parser.add_argument("--no-build", action="store_true", help="do not rebuild the shipped sources")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from flexfmu.fmu.validate import validate_fmu
+
+    result = validate_fmu(args.fmu, build_sources=not args.no_build)
+    for note in result.skipped:
+        print(f"skipped: {note}")
+    for problem in result.problems:
+        print(f"problem: {problem}")
+    print(f"{args.fmu}: {len(result.problems)} problem(s)")
+    return 1 if result.problems else 0

@@ -1,0 +1,1 @@
+"""FMU export: model description, per-model C data, build and packaging."""

@@ -1,0 +1,47 @@
+"""Compile an FMU's sources with the system C compiler.
+
+The flags are the ones the shipped CMakeLists.txt uses: C99, -O2,
+warnings as errors (CasADi's generated file only without
+-Wunused-parameter), hidden visibility so only the fmi2 functions are
+exported, and a static libgcc so the binary needs no compiler runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+COMMON = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
+GENERATED = {"model_functions.c": ["-Wno-unused-parameter"]}
+
+
+class BuildError(RuntimeError):
+    """The C compiler failed; the message holds its output."""
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise BuildError("no C compiler found (set CC or install gcc)")
+    return cc
+
+
+def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path) -> None:
+    """Compile ``c_files`` (names in ``sources``) into the shared library ``output``."""
+    cc = compiler()
+    objects = []
+    work.mkdir(parents=True, exist_ok=True)
+    for name in c_files:
+        obj = work / (Path(name).stem + ".o")
+        _run([cc, *COMMON, *GENERATED.get(name, []), f"-I{sources}", "-c", str(sources / name), "-o", str(obj)])
+        objects.append(str(obj))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    _run([cc, "-shared", "-static-libgcc", "-o", str(output), *objects, "-lm"])
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{' '.join(command)}\n{done.stdout}{done.stderr}")

@@ -1,0 +1,286 @@
+"""Native C FMUs: export, validation, simulation against the reference,
+FMU state, directional derivatives, threads, and misuse from C."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+import threading
+import zipfile
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy.fmi2 import FMU2Model, FMU2Slave
+
+from flexfmu.fmu.export import ExportError, ExportSettings, export_fmu
+from flexfmu.fmu.validate import validate_fmu
+from harness.fmu_runner import piecewise_constant, run_fmu
+from harness.reference import simulate_reference
+from tests.conftest import EXAMPLE_ARMS, example_model
+
+pytestmark = pytest.mark.compiler
+
+# piecewise-constant torques switching on the 1 ms grid, and start poses
+SCENARIOS = {
+    "yu_chen_2dof": ([(0.0, [0.6, 0.2]), (0.5, [-0.6, -0.2]), (1.0, [0.0, 0.0]), (2.0, [0.3, -0.1])],
+                     {"theta[1]": -np.pi / 2}),
+    "subudhi_morris_2link": ([(0.0, [0.2, 0.2]), (0.5, [-0.2, -0.2]), (1.0, [0.0, 0.0])], {}),
+}
+
+
+@pytest.fixture(scope="module")
+def fmus(tmp_path_factory):
+    """Exported FMUs of the two reference arms (RK4, default step)."""
+    out = tmp_path_factory.mktemp("fmus")
+    return {name: export_fmu(example_model(name), out / f"{name}.fmu") for name in SCENARIOS}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arm_name", EXAMPLE_ARMS)
+def test_every_example_arm_exports_and_validates(arm_name, tmp_path):
+    report = export_fmu(example_model(arm_name), tmp_path / "arm.fmu")
+    result = validate_fmu(report.path)
+    assert result.problems == []
+    assert result.skipped == []
+
+
+def test_exported_fmu_is_complete(fmus):
+    report = fmus["yu_chen_2dof"]
+    with zipfile.ZipFile(report.path) as archive:
+        names = set(archive.namelist())
+    expected = {"modelDescription.xml", "binaries/linux64/yu_chen_2dof.so", "sources/CMakeLists.txt",
+                "sources/fmi2_glue.c", "sources/model_data.c", "sources/model_functions.c",
+                "sources/ffmu_model.h", "sources/fmi2Functions.h"}
+    assert expected <= names
+    md = fmpy.read_model_description(str(report.path))
+    assert md.coSimulation and md.modelExchange
+    assert md.coSimulation.canGetAndSetFMUstate and md.coSimulation.providesDirectionalDerivative
+    assert float(md.defaultExperiment.stepSize) == pytest.approx(1e-3)
+    # h * omega_max <= 0.3 for RK4, and 1 ms is a whole number of steps
+    assert report.internal_step * report.omega_max <= 0.3
+    assert (1e-3 / report.internal_step) == pytest.approx(round(1e-3 / report.internal_step))
+    variability = {v.name: v.variability for v in md.modelVariables}
+    assert variability["link[1].EI"] == "tunable" and variability["link[1].length"] == "fixed"
+
+
+def reference_and_fmu(name, report, interface, duration=5.0):
+    model = example_model(name)
+    switches, start = SCENARIOS[name]
+    x0 = np.zeros(2 * len(model.coordinates))
+    for key, value in start.items():
+        x0[model.coordinates.index(key)] = value
+    reference = simulate_reference(model, duration, 1e-3, x0=x0, inputs=piecewise_constant(switches))
+    angles = [n for n in model.output_names if n.endswith(".angle")]
+    fmu = run_fmu(report.path, duration, 1e-3, model.inputs, switches, angles, interface=interface,
+                  start_values=start, relative_tolerance=1e-10)
+    return reference, fmu, angles
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("interface", ["CoSimulation", "ModelExchange"])
+def test_fmu_joint_angles_match_the_reference(fmus, name, interface):
+    """Within 1e-6 rad over 5 s under a torque profile (CS: RK4 at the
+    default internal step, 1 ms communication; ME: FMPy's CVode)."""
+    reference, fmu, angles = reference_and_fmu(name, fmus[name], interface)
+    assert np.allclose(fmu.time, reference.time)
+    for angle in angles:
+        error = np.abs(fmu[angle] - reference[angle]).max()
+        assert error < 1e-6, f"{angle}: {error:.3g} rad"
+    assert max(np.ptp(reference[a]) for a in angles) > 0.1  # the arm really moved
+
+
+def test_default_step_keeps_energy_on_an_undamped_arm(tmp_path):
+    """RK4 at the default step (h w_max <= 0.3) on yu_chen with every
+    dissipative parameter zeroed: energy drifts by < 1e-5 over 5 s. At h = 1 ms
+    (h w_max = 1.1) the same run loses visibly more."""
+    model = example_model("yu_chen_2dof")
+    dissipative = {n: 0.0 for n in model.parameters
+                   if any(k in n for k in ("damping", "friction"))}
+    drifts = {}
+    for label, step in (("default", None), ("1ms", 1e-3)):
+        report = export_fmu(model, tmp_path / f"{label}.fmu", ExportSettings(internal_step=step))
+        states = [f"{c}" for c in model.coordinates] + [f"der({c})" for c in model.coordinates]
+        result = fmpy.simulate_fmu(str(report.path), stop_time=5.0, output_interval=1e-3, output=states,
+                                   start_values={"theta[1]": np.pi / 4, "theta[2]": -np.pi / 4, **dissipative})
+        p = model.parameter_vector(dissipative)
+        n = len(model.coordinates)
+        x = np.column_stack([result[s] for s in states])
+        energy = np.array(model.energy.map(x.shape[0])(x[:, :n].T, x[:, n:].T, p)).sum(axis=0)
+        drifts[label] = np.abs(energy - energy[0]).max() / abs(energy[0])
+    assert drifts["default"] < 1e-5
+    assert drifts["1ms"] > 10 * drifts["default"]
+
+
+def instantiate_slave(report, name="slave"):
+    md = fmpy.read_model_description(str(report.path))
+    unzipdir = fmpy.extract(str(report.path))
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=unzipdir, modelIdentifier=md.coSimulation.modelIdentifier,
+                      instanceName=name)
+    slave.instantiate()
+    slave.setupExperiment(startTime=0.0)
+    slave.enterInitializationMode()
+    slave.exitInitializationMode()
+    vrs = {v.name: v.valueReference for v in md.modelVariables}
+    return slave, vrs, md
+
+
+def step_outputs(slave, vrs, t0, count, torque=(0.1, -0.05)):
+    outs = [vr for name, vr in vrs.items() if name.startswith(("tip.", "joint["))]
+    rows = []
+    slave.setReal([vrs["tau[1]"], vrs["tau[2]"]], list(torque))
+    for k in range(count):
+        slave.doStep(t0 + k * 1e-3, 1e-3)
+        rows.append(slave.getReal(outs))
+    return np.array(rows)
+
+
+def test_fmu_state_restores_bit_identical_trajectories(fmus):
+    slave, vrs, _ = instantiate_slave(fmus["subudhi_morris_2link"])
+    step_outputs(slave, vrs, 0.0, 100)
+    state = slave.getFMUstate()
+    first = step_outputs(slave, vrs, 0.1, 200)
+    slave.setFMUstate(state)
+    again = step_outputs(slave, vrs, 0.1, 200)
+    assert np.array_equal(first, again)
+    serialized = slave.serializeFMUstate(state)
+    other, _, _ = instantiate_slave(fmus["subudhi_morris_2link"], "other")
+    other.setFMUstate(other.deSerializeFMUstate(serialized))
+    assert np.array_equal(step_outputs(other, vrs, 0.1, 200), first)
+    slave.freeFMUstate(state)
+    for instance in (slave, other):
+        instance.terminate()
+        instance.freeInstance()
+
+
+def test_directional_derivatives_match_finite_differences(fmus):
+    report = fmus["yu_chen_2dof"]
+    md = fmpy.read_model_description(str(report.path))
+    unzipdir = fmpy.extract(str(report.path))
+    me = FMU2Model(guid=md.guid, unzipDirectory=unzipdir, modelIdentifier=md.modelExchange.modelIdentifier,
+                   instanceName="me")
+    me.instantiate()
+    me.setupExperiment(startTime=0.0)
+    me.enterInitializationMode()
+    me.exitInitializationMode()
+    me.enterContinuousTimeMode()
+    vrs = {v.name: v.valueReference for v in md.modelVariables}
+    model = example_model("yu_chen_2dof")
+    n = len(model.coordinates)
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.normal(size=n) * [1, 1, 1e-3, 1e-3, 1e-3, 1e-3], rng.normal(size=n)])
+    u = np.array([0.3, -0.2])
+    knowns = [vrs[c] for c in model.coordinates] + [vrs[f"der({c})"] for c in model.coordinates] + \
+        [vrs["tau[1]"], vrs["tau[2]"]]
+    unknowns = [vrs[f"der({c},2)"] for c in model.coordinates] + [vrs["tip.ax"], vrs["tip.y"]]
+
+    def evaluate(z):
+        states = (ctypes.c_double * (2 * n))(*z[: 2 * n])  # FMPy passes this array to C as is
+        me.setContinuousStates(states, 2 * n)
+        me.setReal([vrs["tau[1]"], vrs["tau[2]"]], list(z[2 * n:]))
+        return np.array(me.getReal(unknowns))
+
+    z = np.concatenate([x, u])
+    seed = rng.normal(size=z.size)
+    evaluate(z)
+    analytic = np.array(me.getDirectionalDerivative(unknowns, knowns, list(seed)))
+    eps = 1e-6
+    numeric = (evaluate(z + eps * seed) - evaluate(z - eps * seed)) / (2 * eps)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6 * np.abs(numeric).max())
+    me.terminate()
+    me.freeInstance()
+
+
+def test_parallel_instances_in_threads_agree_with_serial(fmus):
+    report = fmus["subudhi_morris_2link"]
+    serial_slave, vrs, _ = instantiate_slave(report, "serial")
+    expected = step_outputs(serial_slave, vrs, 0.0, 300)
+    results = {}
+
+    def worker(k):
+        slave, vrs_k, _ = instantiate_slave(report, f"thread{k}")
+        results[k] = step_outputs(slave, vrs_k, 0.0, 300)
+        slave.terminate()
+        slave.freeInstance()
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(np.array_equal(results[k], expected) for k in range(4))
+
+
+def test_bad_settings_leave_no_file(tmp_path):
+    target = tmp_path / "bad.fmu"
+    with pytest.raises(ExportError, match="multiple of the internal step"):
+        export_fmu(example_model("rigid_2link"), target, ExportSettings(internal_step=3e-4))
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_compiler_failure_leaves_no_file(tmp_path, monkeypatch):
+    from flexfmu.fmu.build import BuildError
+
+    monkeypatch.setenv("CC", "false")
+    target = tmp_path / "broken.fmu"
+    with pytest.raises(BuildError):
+        export_fmu(example_model("rigid_2link"), target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_guid_and_value_references_are_stable(fmus, tmp_path):
+    again = export_fmu(example_model("yu_chen_2dof"), tmp_path / "again.fmu")
+    assert again.guid == fmus["yu_chen_2dof"].guid
+    first = {v.name: v.valueReference for v in fmpy.read_model_description(str(fmus["yu_chen_2dof"].path)).modelVariables}
+    second = {v.name: v.valueReference for v in fmpy.read_model_description(str(again.path)).modelVariables}
+    assert first == second
+
+
+def test_validate_reports_a_tampered_fmu(fmus, tmp_path):
+    """Validation must be able to fail: swap the GUID in the XML."""
+    source = fmus["subudhi_morris_2link"].path
+    tampered = tmp_path / "tampered.fmu"
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(tampered, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                data = data.replace(fmus["subudhi_morris_2link"].guid.encode(), b"{00000000-0000-0000-0000-000000000000}")
+            zout.writestr(item, data)
+    problems = validate_fmu(tampered, build_sources=False).problems
+    assert any("GUID" in problem for problem in problems)
+
+
+@pytest.fixture(scope="module")
+def misuse_program(tmp_path_factory):
+    source = __import__("pathlib").Path(__file__).parent / "c" / "fmu_misuse.c"
+    binary = tmp_path_factory.mktemp("c") / "fmu_misuse"
+    headers = __import__("importlib").resources.files("fmpy") / "c-code"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{headers}", str(source), "-o",
+                    str(binary), "-ldl"], check=True)
+    return binary
+
+
+def misuse_command(misuse_program, report, cycles):
+    model = example_model("yu_chen_2dof")
+    unzipdir = fmpy.extract(str(report.path))
+    library = f"{unzipdir}/binaries/linux64/yu_chen_2dof.so"
+    return [str(misuse_program), library, report.guid, str(2 * len(model.coordinates)), str(len(model.inputs)),
+            str(len(model.output_names)), str(len(model.parameters)), repr(report.internal_step),
+            "--cycles", str(cycles)]
+
+
+def test_misuse_sequences_from_c(fmus, misuse_program):
+    done = subprocess.run(misuse_command(misuse_program, fmus["yu_chen_2dof"], 50), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 0 failed" in done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_misuse_under_valgrind_no_errors_no_leaks(fmus, misuse_program):
+    command = ["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
+               "--error-exitcode=3"] + misuse_command(misuse_program, fmus["yu_chen_2dof"], 1000)
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in done.stderr
