@@ -99,12 +99,18 @@ def straight_line_dynamics(model: Model) -> StraightLineDynamics:
 
     x = ca.vertcat(q, qd)
     xdot = ca.vertcat(qd, ldl_solve(M, force))
-    y = model.kinematic_outputs(q, qd, xdot[n:], p)
     cse = {"cse": True}
+    rhs = ca.Function("state_derivative", [x, u, pc], [xdot], ["x", "u", "pc"], ["xdot"], cse)
+    # the outputs call the right-hand side for the accelerations instead of
+    # repeating its solve, so their derivatives reuse its forward mode too
+    kinematic = ca.Function("kinematic_outputs", [q, qd, qdd := ca.SX.sym("qdd", n), pc],
+                            [model.kinematic_outputs(q, qd, qdd, p)], cse)
+    xm, um, pcm = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", pc.numel())
+    ym = kinematic(xm[:n], xm[n:], rhs(xm, um, pcm)[n:], pcm)
     return StraightLineDynamics(
         constants=ca.Function("constants", [p], [ca.vertcat(*parametric)], ["p"], ["c"], cse),
-        state_derivative=ca.Function("state_derivative", [x, u, pc], [xdot], ["x", "u", "pc"], ["xdot"], cse),
-        outputs=ca.Function("outputs", [x, u, pc], [y], ["x", "u", "pc"], ["y"], cse),
+        state_derivative=rhs,
+        outputs=ca.Function("outputs", [xm, um, pcm], [ym], ["x", "u", "pc"], ["y"]),
         terms=ca.Function("terms", [q, qd, u, pc], [M, force], ["q", "qd", "u", "pc"], ["M", "f"], cse),
         structure=ca.Function("structure", [pc], [K, D], ["pc"], ["K", "D"]),
     )

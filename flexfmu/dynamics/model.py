@@ -101,7 +101,7 @@ class Model:
     def _output_graph(self):
         g = self._graph
         qdd = ca.SX.sym("qdd", g.coords.size)
-        names, units, y = output_expressions(g.coords, g.bodies, g.q, g.qd, qdd)
+        names, units, y = output_expressions(g.coords, g.rows, g.bodies, g.q, g.qd, qdd)
         function = ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.P.vector], [y], ["q", "qd", "qdd", "p"], ["y"])
         return names, units, function
 

@@ -1,7 +1,11 @@
 """Measured quantities of the arm: the Model's outputs y(q, qd, qdd, p).
 
-Joint and rotor angles and rates, modal coordinates, every link's deflected
-tip position, each flexible link's tip deflection (relative to the tangent at
+Joint angles and rates as an encoder on each joint measures them (the
+rotation psi_j of link j's root tangent relative to the tip tangent of link
+j-1: equal to the coordinate theta[j] for tangent-framed links, but not for
+chord-framed ones, where a controller fed back theta[j] would be
+non-collocated and can destabilise the links), rotor angles and rates, modal
+coordinates, every link's deflected tip position, each flexible link's tip deflection (relative to the tangent at
 its root, so pinned-pinned and clamped links report the same physical
 quantity), and the end effector's position, velocity and acceleration (what
 paper 000 measured with an accelerometer at the tip).
@@ -12,14 +16,14 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.chain import Coordinates, LinkBody
-from flexfmu.dynamics.frames import forward_kinematics
+from flexfmu.dynamics.frames import ChainRows, forward_kinematics
 
 
-def output_expressions(coords: Coordinates, bodies: list[LinkBody], q, qd, qdd):
+def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkBody], q, qd, qdd):
     """Return (names, units, expressions) of the outputs, in y order."""
     rows: list[tuple[str, str, ca.SX]] = []
-    for j, k in enumerate(coords.theta, start=1):
-        rows += [(f"joint[{j}].angle", "rad", q[k]), (f"joint[{j}].rate", "rad/s", qd[k])]
+    for j, psi in enumerate(chain.joint_rotations, start=1):
+        rows += [(f"joint[{j}].angle", "rad", ca.mtimes(psi, q)), (f"joint[{j}].rate", "rad/s", ca.mtimes(psi, qd))]
     for j, k in sorted(coords.rotor.items()):
         rows += [(f"motor[{j + 1}].angle", "rad", q[k]), (f"motor[{j + 1}].rate", "rad/s", qd[k])]
     for i, idx in enumerate(coords.modal, start=1):

@@ -102,19 +102,20 @@ def is_multiple(value: float, step: float) -> bool:
 
 
 def fmu_functions(dynamics: StraightLineDynamics, integrator: str) -> list[ca.Function]:
-    """The five Functions of the C contract (ffmu_model.h)."""
+    """The five Functions of the C contract (ffmu_model.h). The directional
+    derivatives are forward AD through the same calls, so the generated C
+    holds one forward-mode right-hand side for states and outputs alike."""
     rhs, outputs = dynamics.state_derivative, dynamics.outputs
-    x, u, pc = (ca.SX.sym(name, rhs.size1_in(k)) for k, name in enumerate(("x", "u", "pc")))
-    dx, du = ca.SX.sym("dx", x.numel()), ca.SX.sym("du", u.numel())
+    x, u, pc = (ca.MX.sym(name, rhs.size1_in(k)) for k, name in enumerate(("x", "u", "pc")))
+    dx, du = ca.MX.sym("dx", x.numel()), ca.MX.sym("du", u.numel())
     xdot, y = rhs(x, u, pc), outputs(x, u, pc)
     seeds = ca.jtimes(ca.vertcat(xdot, y), ca.vertcat(x, u), ca.vertcat(dx, du))
-    cse = {"cse": True}
     return [
         ca.Function("ffmu_constants", [dynamics.constants.sx_in(0)], dynamics.constants.call(dynamics.constants.sx_in())),
         step_function(dynamics, integrator, name="ffmu_step"),
-        ca.Function("ffmu_derivatives", [x, u, pc], [xdot], cse),
-        ca.Function("ffmu_outputs", [x, u, pc], [y], cse),
-        ca.Function("ffmu_directional", [x, u, pc, dx, du], [seeds[: x.numel()], seeds[x.numel():]], cse),
+        ca.Function("ffmu_derivatives", [x, u, pc], [xdot]),
+        ca.Function("ffmu_outputs", [x, u, pc], [y]),
+        ca.Function("ffmu_directional", [x, u, pc, dx, du], [seeds[: x.numel()], seeds[x.numel():]]),
     ]
 
 

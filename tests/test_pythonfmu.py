@@ -1,0 +1,129 @@
+"""Python-backed FMUs (PythonFMU): the plant against the CVODES reference, the
+controller against the Python controller it wraps. Both run in this process
+through FMPy, so they also check that the slaves work inside an FMU."""
+
+from __future__ import annotations
+
+import shutil
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy.fmi2 import FMU2Slave
+from fmpy.validation import validate_fmu
+
+from flexfmu.fmu.export import ExportError
+from flexfmu.fmu.pythonfmu_backend import export_controller_fmu, export_pythonfmu
+from harness.fmu_runner import piecewise_constant, run_fmu
+from harness.reference import simulate_reference
+from harness.scenario import load_scenario
+from tests.conftest import ARMS_DIR, example_model
+
+pytestmark = pytest.mark.slow
+
+ARM = "subudhi_morris_2link"
+ANGLES = ["joint[1].angle", "joint[2].angle"]
+BANG_BANG = load_scenario("bang_bang").controller["switches"]
+
+
+@pytest.fixture(scope="module")
+def plant_fmu(tmp_path_factory):
+    return export_pythonfmu(ARMS_DIR / f"{ARM}.toml", tmp_path_factory.mktemp("plant") / f"{ARM}.fmu")
+
+
+@pytest.fixture(scope="module")
+def controller_fmu(tmp_path_factory):
+    return export_controller_fmu("pd_circle", tmp_path_factory.mktemp("controller") / "pd_circle.fmu")
+
+
+def _bang_bang_runs(path, duration: float, overrides: dict | None = None):
+    """The FMU's and the reference's joint angles under the bang-bang torques,
+    both with ``overrides`` of the parameters."""
+    model = example_model(ARM)
+    run = run_fmu(path, duration, 1e-3, model.inputs, BANG_BANG, ANGLES, start_values=overrides)
+    reference = simulate_reference(model, duration, 1e-3, inputs=piecewise_constant(BANG_BANG),
+                                   p=model.parameter_vector(overrides))
+    assert np.allclose(run.time, reference.time)
+    return run, reference
+
+
+def _largest_difference(a, b) -> float:
+    return max(np.max(np.abs(a[name] - b[name])) for name in ANGLES)
+
+
+def test_plant_fmu_validates(plant_fmu):
+    assert validate_fmu(str(plant_fmu)) == []
+    description = fmpy.read_model_description(str(plant_fmu))
+    assert "not for real-time targets" in description.description
+    names = {v.name: v for v in description.modelVariables}
+    model = example_model(ARM)
+    assert {"theta[1]", "der(theta[1])", *model.inputs, *model.output_names} <= set(names)
+    assert names["payload.mass"].variability == "tunable" and names["link[1].length"].variability == "fixed"
+
+
+def test_plant_fmu_matches_the_reference_under_bang_bang(plant_fmu):
+    assert _largest_difference(*_bang_bang_runs(plant_fmu, 2.0)) < 1e-6
+
+
+def test_tunable_parameter_changes_the_trajectory_as_in_the_reference(plant_fmu):
+    model = example_model(ARM)
+    heavier = {"payload.mass": 3 * model.parameters["payload.mass"]}
+    run, reference = _bang_bang_runs(plant_fmu, 1.0, heavier)
+    nominal = simulate_reference(model, 1.0, 1e-3, inputs=piecewise_constant(BANG_BANG))
+    assert _largest_difference(run, nominal) > 1e-3
+    assert _largest_difference(run, reference) < 1e-6
+
+
+def test_start_value_of_a_coordinate_sets_the_initial_pose(plant_fmu):
+    model = example_model(ARM)
+    run = run_fmu(plant_fmu, 0.01, 1e-3, model.inputs, [(0.0, [0.0, 0.0])], ANGLES,
+                  start_values={"theta[1]": 0.3})
+    assert run["joint[1].angle"][0] == pytest.approx(0.3, abs=1e-12)
+    assert run["joint[2].angle"][0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_missing_arm_file_is_an_export_error(tmp_path):
+    output = tmp_path / "missing.fmu"
+    with pytest.raises(ExportError, match="nowhere.toml"):
+        export_pythonfmu(tmp_path / "nowhere.toml", output)
+    assert not output.exists()
+
+
+def test_controller_fmu_validates(controller_fmu):
+    assert validate_fmu(str(controller_fmu)) == []
+    description = fmpy.read_model_description(str(controller_fmu))
+    assert [v.name for v in description.modelVariables if v.causality == "output"] == ["tau[1]", "tau[2]"]
+
+
+def test_controller_fmu_returns_the_python_controllers_torques(controller_fmu, tmp_path):
+    scenario = load_scenario("pd_circle")
+    controller = scenario.build_controller(example_model(scenario.arm))
+    description = fmpy.read_model_description(str(controller_fmu))
+    vr = {v.name: v.valueReference for v in description.modelVariables}
+    inputs, outputs = [vr[name] for name in controller.inputs], [vr[name] for name in controller.outputs]
+    assert controller.inputs and set(controller.inputs) <= set(vr)
+
+    unzipped = fmpy.extract(str(controller_fmu), str(tmp_path / "unzipped"))
+    fmu = FMU2Slave(guid=description.guid, unzipDirectory=unzipped,
+                    modelIdentifier=description.coSimulation.modelIdentifier, instanceName="controller")
+    fmu.instantiate()
+    try:
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+        fmu.exitInitializationMode()
+        rng = np.random.default_rng(1)
+        t, h = 0.0, scenario.step
+        for k in range(4):
+            measured = np.array([0.785, -0.785, 0.0, 0.0]) + 0.05 * rng.standard_normal(len(inputs))
+            fmu.setReal(inputs, list(measured))
+            assert np.allclose(fmu.getReal(outputs), controller(t, measured), rtol=1e-14, atol=1e-12)
+            fmu.doStep(currentCommunicationPoint=t, communicationStepSize=h)
+            t += h
+            if k == 2:  # a longer step: the controller's time follows the master's
+                fmu.doStep(currentCommunicationPoint=t, communicationStepSize=0.25)
+                t += 0.25
+        assert t > 0.25
+        fmu.terminate()
+    finally:
+        fmu.freeInstance()
+        shutil.rmtree(unzipped, ignore_errors=True)
