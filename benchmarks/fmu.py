@@ -6,7 +6,9 @@ step, it prints a table and writes JSON (benchmarks/results/fmu.json):
 - export time: codegen, compile, total (one export each);
 - ns per fmi2DoStep of 1 ms (median of repeats, from a C driver that loads
   the binary: no Python in the loop), and the internal steps per call;
-- ns per call of the generated right-hand side (C, linked to the sources).
+- ns per call of the generated right-hand side (C, linked to the sources);
+- for yu_chen_2dof: the pythonfmu FMU and the native FMU timed through FMPy,
+  and CasADi's own export_fmu (see benchmarks/others.py).
 Targets (issue 3): the two-link arm (yu_chen_2dof) <= 2 us per 1 ms RK4 step,
 10 links <= 30 us, export of 10 links <= 10 s.
 
@@ -27,8 +29,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.derivation import chain  # noqa: E402
+from benchmarks.others import casadi_export_fmu_row, time_fmpy_dostep  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.fmu.export import ExportSettings, export_fmu  # noqa: E402
+from flexfmu.fmu.pythonfmu_backend import export_pythonfmu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ARMS = HERE.parent / "fmus" / "arms"
@@ -88,6 +92,18 @@ def main() -> int:
                 print(f"{label:<22}{integrator:<9}{row['states']:>6}{row['substeps_per_ms']:>7}{row['sources_kb']:>7.0f}"
                       f"{row['codegen_s']:>10.2f}{row['compile_s']:>10.2f}{row['export_total_s']:>9.2f}"
                       f"{row['dostep_ns_median'] / 1e3:>10.2f}{row['rhs_ns_median'] / 1e3:>8.2f}", flush=True)
+    others = {}
+    with tempfile.TemporaryDirectory(prefix="flexfmu-bench-") as tmp:
+        work = Path(tmp)
+        model = build_model(load_arm(ARMS / "yu_chen_2dof.toml"))
+        export_fmu(model, work / "native.fmu")
+        export_pythonfmu(ARMS / "yu_chen_2dof.toml", work / "python.fmu")
+        others["fmpy_native_dostep_ns"] = time_fmpy_dostep(work / "native.fmu", 2000, args.repeats)
+        others["fmpy_pythonfmu_dostep_ns"] = time_fmpy_dostep(work / "python.fmu", 100, 3)
+        others["casadi_export_fmu"] = casadi_export_fmu_row(model, work)
+    print(f"yu_chen_2dof through FMPy: native doStep {others['fmpy_native_dostep_ns'] / 1e3:.1f} us, "
+          f"pythonfmu doStep {others['fmpy_pythonfmu_dostep_ns'] / 1e3:.1f} us")
+    print(f"CasADi export_fmu: {json.dumps(others['casadi_export_fmu'])[:400]}")
     lookup = {(r["arm"], r["integrator"]): r for r in rows}
     verdicts = {}
     if ("yu_chen_2dof", "rk4") in lookup:
@@ -99,7 +115,7 @@ def main() -> int:
         print(f"target {key} <= {TARGETS[key]:g}: {value:.4g} {'met' if value <= TARGETS[key] else 'MISSED'}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "targets": TARGETS, "measured": verdicts}, indent=2))
+    out.write_text(json.dumps({"rows": rows, "others": others, "targets": TARGETS, "measured": verdicts}, indent=2))
     print(f"wrote {out}")
     return 0
 

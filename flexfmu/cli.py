@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flexfmu.commands import export, info, simulate, validate
+from flexfmu.commands import crosscheck, demo, export, info, simulate, validate
 from flexfmu.spec.errors import SpecError
 
-COMMANDS = (info, simulate, export, validate)
+COMMANDS = (info, simulate, export, validate, crosscheck, demo)
 
 
 def main(argv: list[str] | None = None) -> int:

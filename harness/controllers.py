@@ -72,17 +72,24 @@ def quintic_reference(start, goal, duration: float):
 
 @dataclass
 class JointPD:
-    """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint."""
+    """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint.
+
+    ``measure`` names the encoders fed back: "joint" (the rotation across each
+    joint) or "motor" (the rotor angles of flexible joints, collocated with
+    the torque: feeding back the link side of a joint spring is
+    non-collocated and destabilises the joint modes).
+    """
 
     kp: float
     kd: float
     reference: object
     joints: int
+    measure: str = "joint"
     open_loop = False
 
     @property
     def inputs(self) -> list[str]:
-        return [f"joint[{j}].{what}" for what in ("angle", "rate") for j in range(1, self.joints + 1)]
+        return [f"{self.measure}[{j}].{what}" for what in ("angle", "rate") for j in range(1, self.joints + 1)]
 
     @property
     def outputs(self) -> list[str]:
@@ -103,8 +110,8 @@ class ComputedTorque(JointPD):
     inertia added): the model a rigid-body controller is designed on.
     """
 
-    def __init__(self, model, kp: float, kd: float, reference):
-        super().__init__(kp, kd, reference, len(model.inputs))
+    def __init__(self, model, kp: float, kd: float, reference, measure: str = "joint"):
+        super().__init__(kp, kd, reference, len(model.inputs), measure)
         n, nj = len(model.coordinates), len(model.inputs)
         theta, rate = ca.SX.sym("theta", nj), ca.SX.sym("rate", nj)
         # q = rigid part: theta, rotors follow theta, modes zero

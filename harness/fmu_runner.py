@@ -1,13 +1,19 @@
-"""Run an FMU with FMPy and return a labelled Result.
+"""Run an FMU with FMPy for a given input signal and return a labelled Result.
 
-Inputs are piecewise constant: a list of (time, values) switch points. FMPy
-receives them with repeated time stamps, so model exchange sees a time event
-at each switch and co-simulation samples the held value at each
-communication point: both see exactly the torque a sample-and-hold master
-applies, and so does ``piecewise_constant`` for the reference simulation.
+Inputs come from switch points [(t, [u...]), ...], from a CSV file (a
+``time`` column and one column per input, as ``Result.to_csv`` writes) or
+from a function of time sampled on the output grid. They are either held
+(sample and hold: FMPy gets repeated time stamps, so model exchange sees a
+time event at each change and co-simulation the held value at each
+communication point, exactly as ``piecewise_constant`` gives the reference)
+or interpolated linearly between samples. Parameter overrides and initial
+coordinates are start values.
 """
 
 from __future__ import annotations
+
+import csv
+from pathlib import Path
 
 import fmpy
 import numpy as np
@@ -26,16 +32,44 @@ def piecewise_constant(switches: list[tuple[float, list[float]]]):
     return u
 
 
-def fmpy_input(names: list[str], switches, stop_time: float) -> np.ndarray:
-    """The structured input array FMPy expects, with repeated times at switches."""
+def read_input_csv(path: str | Path, names: list[str]) -> list[tuple[float, list[float]]]:
+    """Samples [(t, [u...])] from a CSV with a time column and the named inputs.
+
+    Headers may carry units (``tau[1] [N.m]``), as Result.to_csv writes them.
+    """
+    with open(path, newline="") as stream:
+        rows = list(csv.reader(stream))
+    header = [cell.split(" [")[0].strip() for cell in rows[0]]
+    missing = [name for name in ["time", *names] if name not in header]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)} (columns: {', '.join(header)})")
+    columns = [header.index(name) for name in names]
+    t = header.index("time")
+    return [(float(row[t]), [float(row[c]) for c in columns]) for row in rows[1:] if row]
+
+
+def fmpy_input(names: list[str], samples, stop_time: float, hold: bool = True) -> np.ndarray:
+    """The structured input array FMPy expects; held inputs get repeated
+    time stamps at each change."""
     rows = []
-    for k, (t, values) in enumerate(switches):
-        if k > 0:
-            rows.append((t, *switches[k - 1][1]))
+    for k, (t, values) in enumerate(samples):
+        if hold and k > 0:
+            rows.append((t, *samples[k - 1][1]))
         rows.append((t, *values))
-    rows.append((stop_time, *switches[-1][1]))
+    if rows[-1][0] < stop_time:
+        rows.append((stop_time, *samples[-1][1]))
     dtype = [("time", np.float64)] + [(name, np.float64) for name in names]
     return np.array(rows, dtype=dtype)
+
+
+def input_samples(inputs, names: list[str], duration: float, output_interval: float):
+    """Normalise ``inputs`` (switch list, CSV path or function of t) to samples."""
+    if isinstance(inputs, (str, Path)):
+        return read_input_csv(inputs, names)
+    if callable(inputs):
+        grid = np.linspace(0.0, duration, int(round(duration / output_interval)) + 1)
+        return [(t, list(np.asarray(inputs(t), float))) for t in grid]
+    return list(inputs)
 
 
 def run_fmu(
@@ -48,9 +82,16 @@ def run_fmu(
     interface: str = "CoSimulation",
     start_values: dict | None = None,
     relative_tolerance: float | None = None,
+    hold: bool = True,
 ) -> Result:
-    """Simulate ``path`` with FMPy; ``interface`` "CoSimulation" or "ModelExchange" (CVode)."""
-    signal = fmpy_input(inputs, switches, duration)
+    """Simulate ``path`` with FMPy; ``interface`` "CoSimulation" or "ModelExchange" (CVode).
+
+    ``switches`` is a list of (t, [u...]) switch points, a CSV path or a
+    function of time; ``start_values`` sets parameters and initial
+    coordinates by name.
+    """
+    samples = input_samples(switches, inputs, duration, output_interval)
+    signal = fmpy_input(inputs, samples, duration, hold)
     result = fmpy.simulate_fmu(
         str(path), fmi_type=interface, stop_time=duration, output_interval=output_interval,
         step_size=output_interval, input=signal, output=outputs, start_values=start_values or {},

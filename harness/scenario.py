@@ -51,9 +51,9 @@ class Scenario:
         if kind == "joint_pd_circle":
             lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
             reference = circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
-            return JointPD(spec["kp"], spec["kd"], reference, len(model.inputs))
+            return JointPD(spec["kp"], spec["kd"], reference, len(model.inputs), spec.get("measure", "joint"))
         reference = quintic_reference(spec["start"], spec["goal"], spec["move_time"])
-        return ComputedTorque(model, spec["kp"], spec["kd"], reference)
+        return ComputedTorque(model, spec["kp"], spec["kd"], reference, spec.get("measure", "joint"))
 
 
 def scenario_names() -> list[str]:

@@ -1,5 +1,5 @@
 /*
- * time_dostep LIBRARY GUID STEP COUNT REPEATS
+ * time_dostep LIBRARY GUID STEP COUNT REPEATS [RESOURCE_URI]
  *
  * Loads an FMI 2.0 co-simulation binary, instantiates it, and times COUNT
  * calls of fmi2DoStep of size STEP, REPEATS times; prints the median and the
@@ -35,8 +35,8 @@ static int compare(const void *a, const void *b) {
 #define LOAD(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name); if (!name) { fprintf(stderr, "missing %s\n", #name); return 2; }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s LIBRARY GUID STEP COUNT REPEATS\n", argv[0]);
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr, "usage: %s LIBRARY GUID STEP COUNT REPEATS [RESOURCE_URI]\n", argv[0]);
         return 2;
     }
     double step = atof(argv[3]);
@@ -46,7 +46,8 @@ int main(int argc, char **argv) {
     LOAD(fmi2Instantiate) LOAD(fmi2SetupExperiment) LOAD(fmi2EnterInitializationMode)
     LOAD(fmi2ExitInitializationMode) LOAD(fmi2DoStep) LOAD(fmi2FreeInstance) LOAD(fmi2Reset)
     fmi2CallbackFunctions callbacks = {quiet_logger, allocate, free, NULL, NULL};
-    fmi2Component c = fmi2Instantiate("bench", fmi2CoSimulation, argv[2], "", &callbacks, fmi2False, fmi2False);
+    fmi2Component c = fmi2Instantiate("bench", fmi2CoSimulation, argv[2], argc == 7 ? argv[6] : "", &callbacks,
+                                     fmi2False, fmi2False);
     if (!c) { fprintf(stderr, "instantiate failed\n"); return 2; }
     double *per_call = calloc((size_t)repeats, sizeof(double));
     for (int r = 0; r < repeats; ++r) {

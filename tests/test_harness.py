@@ -1,0 +1,107 @@
+"""The harness: it must catch a wrong FMU, agree with itself in closed loop,
+and write reports that hold the figures they claim."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import flexfmu
+from harness.compare import compare_runs
+from harness.crosscheck import crosscheck, run_case
+from harness.result import Result
+from harness.scenario import ARMS_DIR, ScenarioError, load_scenario, scenario_names
+
+pytestmark = [pytest.mark.slow, pytest.mark.compiler]
+
+SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
+YU_CHEN = ARMS_DIR / "yu_chen_2dof.toml"
+
+
+def test_every_scenario_loads_and_names_an_example_arm():
+    assert set(scenario_names()) >= {"free_vibration", "bang_bang", "pd_circle", "quintic_ct"}
+    for name in scenario_names():
+        scenario = load_scenario(name)
+        model = flexfmu.build_model(flexfmu.load_arm(scenario.arm_path))
+        assert set(scenario.outputs) <= set(model.output_names)
+        assert scenario.tolerance(scenario.outputs[0]) > 0
+
+
+def test_unknown_scenario_is_a_clear_error():
+    with pytest.raises(ScenarioError, match="known: bang_bang"):
+        load_scenario("no_such_scenario")
+
+
+def test_comparison_figures():
+    t = np.linspace(0, 1, 101)
+    a = Result(t, ["s"], ["m"], np.sin(2 * np.pi * t)[:, None])
+    b = Result(t, ["s"], ["m"], (np.sin(2 * np.pi * t) + 0.01 * t)[:, None])
+    (row,) = compare_runs({"a": a, "b": b}, ["s"], lambda name: 0.02)
+    assert row.max_abs == pytest.approx(0.01)
+    assert row.rms == pytest.approx(0.01 * np.sqrt(np.mean(t**2)))
+    assert row.relative_to_range == pytest.approx(0.01 / np.ptp(np.sin(2 * np.pi * t)))
+    assert row.passed and not dataclasses.replace(row, tolerance=0.005).passed
+
+
+def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
+    arm = flexfmu.load_arm(SUBUDHI)
+    heavier = dataclasses.replace(arm, links=tuple(
+        dataclasses.replace(link, mass_per_length=1.02 * link.mass_per_length) for link in arm.links))
+    runs = ("reference", "native-cs")
+    honest = run_case(SUBUDHI, "bang_bang", tmp_path / "honest", duration=1.5, runs=runs)
+    wrong = run_case(SUBUDHI, "bang_bang", tmp_path / "wrong", duration=1.5, fmu_arm=heavier, runs=runs)
+    assert all(c["passed"] for c in honest["comparisons"])
+    failed = [c for c in wrong["comparisons"] if not c["passed"]]
+    assert failed, "2 % more link mass went unnoticed"
+    assert max(c["max_abs"] / c["tolerance"] for c in failed) > 10
+
+
+def test_controller_fmu_closed_loop_agrees_with_the_monolithic_closed_loop(tmp_path):
+    case = run_case(YU_CHEN, "pd_circle", tmp_path, duration=1.0, runs=("reference", "native-cs", "controller-fmu"))
+    pairs = {(c["first"], c["second"]) for c in case["comparisons"]}
+    assert ("reference", "controller-fmu") in pairs
+    for c in case["comparisons"]:
+        assert c["passed"], c
+
+
+def test_report_files_hold_the_figures_they_claim(tmp_path):
+    report = crosscheck([(SUBUDHI, "bang_bang")], tmp_path, duration=0.5)
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data == json.loads(json.dumps(report))
+    markdown = (tmp_path / "report.md").read_text()
+    (case,) = data["cases"]
+    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
+    assert len(case["comparisons"]) == 6 * len(load_scenario("bang_bang").outputs)
+    for c in case["comparisons"]:
+        assert f"| {c['first']} vs {c['second']} | {c['output']} | {c['max_abs']:.3e} |" in markdown
+    assert (tmp_path / case["plot"]).stat().st_size > 20_000
+    assert ("PASS" in markdown) == data["passed"]
+
+
+def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(tmp_path):
+    """The same torques from a CSV file and from switch points give the same
+    run; a parameter override (start value) reproduces the reference with
+    that parameter."""
+    from flexfmu.fmu.export import export_fmu
+    from harness.fmu_runner import piecewise_constant, run_fmu
+    from harness.reference import simulate_reference
+
+    model = flexfmu.build_model(flexfmu.load_arm(SUBUDHI))
+    fmu = export_fmu(model, tmp_path / "sm.fmu").path
+    switches = [(0.0, [0.2, 0.1]), (0.3, [-0.2, 0.0])]
+    csv_path = tmp_path / "torque.csv"
+    csv_path.write_text("time [s],tau[1] [N.m],tau[2] [N.m]\n0.0,0.2,0.1\n0.3,-0.2,0.0\n")
+    angles = ["joint[1].angle", "joint[2].angle"]
+    heavier = {"payload.mass": 0.3}
+    from_list = run_fmu(fmu, 0.6, 1e-3, model.inputs, switches, angles, start_values=heavier)
+    from_csv = run_fmu(fmu, 0.6, 1e-3, model.inputs, csv_path, angles, start_values=heavier)
+    reference = simulate_reference(model, 0.6, 1e-3, inputs=piecewise_constant(switches),
+                                   p=model.parameter_vector(heavier))
+    nominal = simulate_reference(model, 0.6, 1e-3, inputs=piecewise_constant(switches))
+    for angle in angles:
+        assert np.array_equal(from_list[angle], from_csv[angle])
+        assert np.abs(from_csv[angle] - reference[angle]).max() < 1e-6
+    assert np.abs(from_csv["joint[1].angle"] - nominal["joint[1].angle"]).max() > 1e-3
