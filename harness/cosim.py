@@ -118,10 +118,9 @@ def _open(path, kind: str, start_values: dict):
     return fmu, vrs, md
 
 
-def cosimulation_run(path, model, scenario, controller, start_values=None, progress=None) -> Result:
-    """The closed loop with a co-simulation FMU stepped at the scenario's step."""
-    start = {**scenario.initial, **(start_values or {})}
-    fmu, vrs, _ = _open(path, "cs", start)
+def _sampled_loop(fmu, vrs, model, scenario, controller, advance, progress) -> Result:
+    """Sample and hold: at each t_k read the measurements, apply the
+    controller's torques, record, then ``advance(t_k, t_k+1)`` the plant."""
     names = recorded_names(model, scenario, controller)
     record, measured, torque = ([vrs[n] for n in names], [vrs[n] for n in controller.inputs],
                                 [vrs[n] for n in controller.outputs])
@@ -131,41 +130,37 @@ def cosimulation_run(path, model, scenario, controller, start_values=None, progr
         fmu.setReal(torque, list(map(float, u)))
         rows.append(fmu.getReal(record))
         if k + 1 < len(grid):
-            fmu.doStep(t, scenario.step)
+            advance(t, grid[k + 1])
         if progress:
             progress(k + 1, len(grid))
     fmu.terminate()
     fmu.freeInstance()
     return Result(grid, names, [""] * len(names), np.array(rows))
+
+
+def cosimulation_run(path, model, scenario, controller, start_values=None, progress=None) -> Result:
+    """The closed loop with a co-simulation FMU stepped at the scenario's step."""
+    fmu, vrs, _ = _open(path, "cs", {**scenario.initial, **(start_values or {})})
+    return _sampled_loop(fmu, vrs, model, scenario, controller,
+                         lambda t, t_next: fmu.doStep(t, t_next - t), progress)
 
 
 def model_exchange_run(path, model, scenario, controller, start_values=None, rtol=1e-10, progress=None) -> Result:
     """The closed loop with a model-exchange FMU integrated by FMPy's CVode."""
     from fmpy.sundials import CVodeSolver
 
-    start = {**scenario.initial, **(start_values or {})}
-    fmu, vrs, md = _open(path, "me", start)
+    fmu, vrs, md = _open(path, "me", {**scenario.initial, **(start_values or {})})
     fmu.enterContinuousTimeMode()
-    names = recorded_names(model, scenario, controller)
-    record, measured, torque = ([vrs[n] for n in names], [vrs[n] for n in controller.inputs],
-                                [vrs[n] for n in controller.outputs])
     solver = CVodeSolver(
         nx=md.numberOfContinuousStates, nz=0, get_x=fmu.getContinuousStates, set_x=fmu.setContinuousStates,
         get_dx=fmu.getDerivatives, get_z=fmu.getEventIndicators, get_nominals=fmu.getNominalsOfContinuousStates,
         set_time=fmu.setTime, input=None, startTime=0.0, maxStep=scenario.step, relativeTolerance=rtol,
         maxNumSteps=100_000,
     )
-    grid, rows = grid_of(scenario), []
-    for k, t in enumerate(grid):
-        u = controller(t, np.array(fmu.getReal(measured)))
-        fmu.setReal(torque, list(map(float, u)))
-        rows.append(fmu.getReal(record))
-        if k + 1 < len(grid):
-            solver.reset(t)  # the held input jumped: restart the multistep method
-            solver.step(t, grid[k + 1])
-            fmu.setTime(grid[k + 1])
-        if progress:
-            progress(k + 1, len(grid))
-    fmu.terminate()
-    fmu.freeInstance()
-    return Result(grid, names, [""] * len(names), np.array(rows))
+
+    def advance(t, t_next):
+        solver.reset(t)  # the held input jumped: restart the multistep method
+        solver.step(t, t_next)
+        fmu.setTime(t_next)
+
+    return _sampled_loop(fmu, vrs, model, scenario, controller, advance, progress)
