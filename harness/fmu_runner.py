@@ -77,7 +77,7 @@ def run_fmu(
     duration: float,
     output_interval: float,
     inputs: list[str],
-    switches,
+    signal,
     outputs: list[str],
     interface: str = "CoSimulation",
     start_values: dict | None = None,
@@ -86,11 +86,11 @@ def run_fmu(
 ) -> Result:
     """Simulate ``path`` with FMPy; ``interface`` "CoSimulation" or "ModelExchange" (CVode).
 
-    ``switches`` is a list of (t, [u...]) switch points, a CSV path or a
-    function of time; ``start_values`` sets parameters and initial
-    coordinates by name.
+    ``signal`` is a list of (t, [u...]) switch points, a CSV path or a
+    function of time, for the FMU inputs named in ``inputs``;
+    ``start_values`` sets parameters and initial coordinates by name.
     """
-    samples = input_samples(switches, inputs, duration, output_interval)
+    samples = input_samples(signal, inputs, duration, output_interval)
     signal = fmpy_input(inputs, samples, duration, hold)
     result = fmpy.simulate_fmu(
         str(path), fmi_type=interface, stop_time=duration, output_interval=output_interval,
