@@ -918,7 +918,7 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
     }
     for (i = 0; i < nvr; ++i) {
         switch (classify(vr[i], &k)) {
-        case VK_PARAMETER: in->p[k] = value[i]; break;
+        case VK_PARAMETER: in->p[k] = value[i]; in->constants_valid = 0; break;
         case VK_STATE: in->x[k] = value[i]; break;
         case VK_INPUT: in->u[k] = value[i]; break;
         default: break; /* refused above */
@@ -927,7 +927,8 @@ fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nv
             log_warning(in, "fmi2SetReal: %s set to %s", describe_variable(vr[i], label, sizeof label),
                         nonfinite_word(value[i]));
     }
-    if (nvr > 0) parameters_changed(in); /* cheap enough to redo c(p) after any SetReal */
+    /* setting inputs every step must not redo c(p): only parameters clear it */
+    if (nvr > 0) invalidate_caches(in);
     return fmi2OK;
 }
 
