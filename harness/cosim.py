@@ -20,7 +20,7 @@ import numpy as np
 import fmpy
 from fmpy.fmi2 import FMU2Model, FMU2Slave
 
-from harness.reference import integrate_held, labelled_result
+from harness.reference import integrate_held, integrator_options, labelled_result, reference_dae
 from harness.result import Result
 
 
@@ -51,11 +51,9 @@ def reference_run(model, scenario, controller, p=None, progress=None) -> Result:
         u_grid = np.array([controller(t, None) for t in grid])
         states = integrate_held(model, grid, x0, u_grid, p, 1e-10, 1e-12, "bdf")
         return labelled_result(model, grid, states, u_grid, p)
-    x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", len(model.inputs) + p.size)
     nu = len(model.inputs)
-    dae = {"x": x, "p": up, "ode": model.state_derivative(x, up[:nu], up[nu:])}
-    integrator = ca.integrator("closed_loop", "cvodes", dae, 0.0, scenario.step,
-                               {"abstol": 1e-12, "reltol": 1e-10, "max_num_steps": 1_000_000})
+    integrator = ca.integrator("closed_loop", "cvodes", reference_dae(model), 0.0, scenario.step,
+                               integrator_options(1e-10, 1e-12, "bdf"))
     measured_index = [model.output_names.index(name) for name in controller.inputs]
     states, inputs = [x0], []
     u = np.zeros(nu)

@@ -23,14 +23,14 @@ from harness.result import Result
 MAX_SEGMENTS = 50  # beyond this many input changes, restart at every sample
 
 
-def _options(rtol: float, atol: float, method: str) -> dict:
+def integrator_options(rtol: float, atol: float, method: str) -> dict:
     options = {"abstol": atol, "reltol": rtol, "linear_multistep_method": method, "max_num_steps": 1_000_000}
     if method == "adams":
         options["nonlinear_solver_iteration"] = "functional"
     return options
 
 
-def _dae(model: Model) -> dict:
+def reference_dae(model: Model) -> dict:
     """ODE with the held input and the parameters together as CVODES' p."""
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
     x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar)
@@ -40,7 +40,7 @@ def _dae(model: Model) -> dict:
 def integrate_held(model: Model, grid: np.ndarray, x0: np.ndarray, u_grid: np.ndarray, p: np.ndarray,
                    rtol: float, atol: float, method: str) -> np.ndarray:
     """States on ``grid`` with u_grid[k] held over [grid[k], grid[k+1])."""
-    dae, options = _dae(model), _options(rtol, atol, method)
+    dae, options = reference_dae(model), integrator_options(rtol, atol, method)
     changes = [0] + [k for k in range(1, len(grid) - 1) if np.any(u_grid[k] != u_grid[k - 1])] + [len(grid) - 1]
     states = [np.asarray(x0, float)]
     if len(changes) - 1 <= MAX_SEGMENTS:
