@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flexfmu.commands import crosscheck, demo, export, info, simulate, validate
+from flexfmu.commands import crosscheck, demo, export, info, simulate, tune, validate
 from flexfmu.spec.errors import SpecError
 
-COMMANDS = (info, simulate, export, validate, crosscheck, demo)
+COMMANDS = (info, simulate, export, validate, crosscheck, tune, demo)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,9 @@
 """Controllers a scenario runs at a fixed rate with sample and hold.
 
 A controller reads named plant outputs (``inputs``) at each sample time and
-returns the plant inputs it drives (``outputs``, the joint torques). The same
+returns the plant inputs it drives (``outputs``, the joint torques). The laws
+themselves are casadi.Functions (``flexfmu.control.laws``), the same ones
+tuning differentiates. The same
 objects serve the monolithic reference, the co-simulation master and the
 controller FMU, so every run applies the same law. ``open_loop`` controllers
 ignore their measurements, which lets the reference integrate runs of equal
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import casadi as ca
 import numpy as np
+
+from flexfmu.control.laws import ControlLaw
 
 
 @dataclass
@@ -71,64 +74,22 @@ def quintic_reference(start, goal, duration: float):
 
 
 @dataclass
-class JointPD:
-    """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint.
+class SampledController:
+    """A control law of ``flexfmu.control.laws`` with its gains and reference,
+    called at each sample time: tau = law(measured, [theta_d; dtheta_d; ddtheta_d](t), gains)."""
 
-    ``measure`` names the encoders fed back: "joint" (the rotation across each
-    joint) or "motor" (the rotor angles of flexible joints, collocated with
-    the torque: feeding back the link side of a joint spring is
-    non-collocated and destabilises the joint modes).
-    """
-
-    kp: float
-    kd: float
+    law: ControlLaw
+    gains: np.ndarray
     reference: object
-    joints: int
-    measure: str = "joint"
     open_loop = False
 
     @property
     def inputs(self) -> list[str]:
-        return [f"{self.measure}[{j}].{what}" for what in ("angle", "rate") for j in range(1, self.joints + 1)]
+        return list(self.law.measured)
 
     @property
     def outputs(self) -> list[str]:
-        return [f"tau[{j}]" for j in range(1, self.joints + 1)]
+        return [f"tau[{j}]" for j in range(1, self.law.function.size1_out(0) + 1)]
 
     def __call__(self, t: float, measured: np.ndarray) -> np.ndarray:
-        theta, rate = measured[: self.joints], measured[self.joints:]
-        theta_d, rate_d, _ = self.reference(t)
-        return self.kp * (theta_d - theta) + self.kd * (rate_d - rate)
-
-
-class ComputedTorque(JointPD):
-    """Computed torque on the rigid part of an arm:
-    tau = M_r(theta) (theta_d'' + kd e' + kp e) + h_r(theta, theta').
-
-    M_r and h_r are the arm's dynamics with the links held straight (modal
-    coordinates zero) and stiff joints (rotor angle = joint angle, rotor
-    inertia added): the model a rigid-body controller is designed on.
-    """
-
-    def __init__(self, model, kp: float, kd: float, reference, measure: str = "joint"):
-        super().__init__(kp, kd, reference, len(model.inputs), measure)
-        n, nj = len(model.coordinates), len(model.inputs)
-        theta, rate = ca.SX.sym("theta", nj), ca.SX.sym("rate", nj)
-        # q = rigid part: theta, rotors follow theta, modes zero
-        S = np.zeros((n, nj))
-        for j in range(nj):
-            S[model.coordinates.index(f"theta[{j + 1}]"), j] = 1
-            if f"alpha[{j + 1}]" in model.coordinates:
-                S[model.coordinates.index(f"alpha[{j + 1}]"), j] = 1
-        p = model.nominal_parameters
-        q, qd = ca.mtimes(S, theta), ca.mtimes(S, rate)
-        M_r = ca.mtimes([S.T, model.mass_matrix(q, p), S])
-        h_r = ca.mtimes(S.T, model.bias(q, qd, p))
-        self._terms = ca.Function("rigid_terms", [theta, rate], [M_r, h_r])
-
-    def __call__(self, t: float, measured: np.ndarray) -> np.ndarray:
-        theta, rate = measured[: self.joints], measured[self.joints:]
-        theta_d, rate_d, accel_d = self.reference(t)
-        M_r, h_r = (np.array(v) for v in self._terms(theta, rate))
-        command = accel_d + self.kd * (rate_d - rate) + self.kp * (theta_d - theta)
-        return M_r @ command + h_r.ravel()
+        return self.law(measured, np.concatenate(self.reference(t)), self.gains)

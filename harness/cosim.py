@@ -35,9 +35,9 @@ def initial_state(model, scenario) -> np.ndarray:
     return x0
 
 
-def recorded_names(model, scenario, controller) -> list[str]:
-    names = list(dict.fromkeys(list(scenario.outputs) + list(controller.inputs)))
-    return names + list(model.inputs)
+def recorded_names(model, scenario, controller, extra=()) -> list[str]:
+    names = list(dict.fromkeys(list(scenario.outputs) + list(controller.inputs) + list(extra)))
+    return names + [name for name in model.inputs if name not in names]
 
 
 def reference_run(model, scenario, controller, p=None, progress=None) -> Result:
@@ -116,17 +116,17 @@ def _open(path, kind: str, start_values: dict):
     return fmu, vrs, md
 
 
-def _sampled_loop(fmu, vrs, model, scenario, controller, advance, progress) -> Result:
+def _sampled_loop(fmu, vrs, model, scenario, controller, advance, progress, record=()) -> Result:
     """Sample and hold: at each t_k read the measurements, apply the
     controller's torques, record, then ``advance(t_k, t_k+1)`` the plant."""
-    names = recorded_names(model, scenario, controller)
-    record, measured, torque = ([vrs[n] for n in names], [vrs[n] for n in controller.inputs],
-                                [vrs[n] for n in controller.outputs])
+    names = recorded_names(model, scenario, controller, record)
+    recorded, measured, torque = ([vrs[n] for n in names], [vrs[n] for n in controller.inputs],
+                                  [vrs[n] for n in controller.outputs])
     grid, rows = grid_of(scenario), []
     for k, t in enumerate(grid):
         u = controller(t, np.array(fmu.getReal(measured)))
         fmu.setReal(torque, list(map(float, u)))
-        rows.append(fmu.getReal(record))
+        rows.append(fmu.getReal(recorded))
         if k + 1 < len(grid):
             advance(t, grid[k + 1])
         if progress:
@@ -136,11 +136,12 @@ def _sampled_loop(fmu, vrs, model, scenario, controller, advance, progress) -> R
     return Result(grid, names, [""] * len(names), np.array(rows))
 
 
-def cosimulation_run(path, model, scenario, controller, start_values=None, progress=None) -> Result:
-    """The closed loop with a co-simulation FMU stepped at the scenario's step."""
+def cosimulation_run(path, model, scenario, controller, start_values=None, progress=None, record=()) -> Result:
+    """The closed loop with a co-simulation FMU stepped at the scenario's
+    step; ``record`` names outputs to record besides the scenario's."""
     fmu, vrs, _ = _open(path, "cs", {**scenario.initial, **(start_values or {})})
     return _sampled_loop(fmu, vrs, model, scenario, controller,
-                         lambda t, t_next: fmu.doStep(t, t_next - t), progress)
+                         lambda t, t_next: fmu.doStep(t, t_next - t), progress, record)
 
 
 def model_exchange_run(path, model, scenario, controller, start_values=None, rtol=1e-10, progress=None) -> Result:

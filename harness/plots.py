@@ -32,3 +32,34 @@ def plot_simulation(result, model, path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_before_after(before, after, model, reference, history, path: str | Path, title: str) -> None:
+    """Tracking error, link deflections and torques of two FMU runs (before:
+    dashed, after: solid), and the optimiser's cost per iteration."""
+    import numpy as np
+
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    nj = len(model.inputs)
+    for run, style, label in ((before, "--", "before"), (after, "-", "after")):
+        theta_d = np.array([reference(t)[0] for t in run.time])
+        for j in range(1, nj + 1):
+            color = f"C{j - 1}"
+            axes[0, 0].plot(run.time, theta_d[:, j - 1] - run[f"joint[{j}].angle"], style, color=color,
+                            label=f"joint {j} ({label})")
+            axes[1, 0].plot(run.time, run[f"tau[{j}]"], style, color=color, label=f"tau[{j}] ({label})")
+        for i, name in enumerate(n for n in run.names if n.endswith(".deflection")):
+            axes[0, 1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
+    axes[1, 1].semilogy(range(len(history)), history, "o-")
+    axes[0, 0].set(xlabel="time [s]", ylabel="theta_d - theta [rad]", title="tracking error")
+    axes[0, 1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
+    axes[1, 0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
+    axes[1, 1].set(xlabel="iteration", ylabel="cost J", title="optimiser progress")
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -11,11 +11,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.controllers import ComputedTorque, HeldInputs, JointPD, circle_reference, quintic_reference
+from flexfmu.control.laws import LAWS, build_law
+from harness.controllers import HeldInputs, SampledController, circle_reference, quintic_reference
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 ARMS_DIR = Path(__file__).resolve().parent.parent / "fmus" / "arms"
-CONTROLLER_KINDS = ("held", "joint_pd_circle", "computed_torque_quintic")
+CONTROLLER_KINDS = ("held", *LAWS)
+REFERENCE_KINDS = ("circle", "quintic")
 
 
 class ScenarioError(ValueError):
@@ -42,18 +44,28 @@ class Scenario:
         """Largest allowed absolute difference of ``output`` between two runs."""
         return float(self.tolerances.get(output, self.tolerances["default"]))
 
-    def build_controller(self, model):
-        """The controller object of this scenario for ``model``."""
-        spec = dict(self.controller)
-        kind = spec.pop("kind")
-        if kind == "held":
-            return HeldInputs(spec["switches"], list(model.inputs))
-        if kind == "joint_pd_circle":
+    def law(self, model):
+        """The control law of this scenario, its gains as the law's defaults."""
+        options = {key: value for key, value in self.controller.items() if key not in ("kind", "reference")}
+        if self.controller["kind"] == "composite":
+            options.setdefault("sample_step", self.step)
+        return build_law(model, self.controller["kind"], **options)
+
+    def reference(self, model):
+        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario."""
+        spec = self.controller["reference"]
+        if spec["kind"] == "circle":
             lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
-            reference = circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
-            return JointPD(spec["kp"], spec["kd"], reference, len(model.inputs), spec.get("measure", "joint"))
-        reference = quintic_reference(spec["start"], spec["goal"], spec["move_time"])
-        return ComputedTorque(model, spec["kp"], spec["kd"], reference, spec.get("measure", "joint"))
+            return circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
+        return quintic_reference(spec["start"], spec["goal"], spec["move_time"])
+
+    def build_controller(self, model, gains: dict | None = None):
+        """The controller object of this scenario for ``model``; ``gains``
+        overrides the scenario's gains by name."""
+        if self.controller["kind"] == "held":
+            return HeldInputs(self.controller["switches"], list(model.inputs))
+        law = self.law(model)
+        return SampledController(law, law.gain_vector(gains), self.reference(model))
 
 
 def scenario_names() -> list[str]:
@@ -77,6 +89,11 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     kind = data["controller"].get("kind")
     if kind not in CONTROLLER_KINDS:
         problems.append(f"controller.kind must be one of {', '.join(CONTROLLER_KINDS)}, got {kind!r}")
+    elif kind != "held":
+        reference = data["controller"].get("reference", {}).get("kind")
+        if reference not in REFERENCE_KINDS:
+            problems.append(f"controller.reference.kind must be one of {', '.join(REFERENCE_KINDS)}, "
+                            f"got {reference!r}")
     if not (ARMS_DIR / f"{data['arm']}.toml").is_file():
         problems.append(f"arm {data['arm']!r} is not in {ARMS_DIR}")
     for key in ("duration", "step"):

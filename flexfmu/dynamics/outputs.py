@@ -48,5 +48,9 @@ def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkB
             (f"tip.v{name}", "m/s", velocity[axis]),
             (f"tip.a{name}", "m/s2", acceleration[axis]),
         ]
+    # appended last so that the value references of the outputs above stay
+    # what they were before these were added
+    for i, idx in enumerate(coords.modal, start=1):
+        rows += [(f"link[{i}].mode_rate[{m}]", "m/s", qd[k]) for m, k in enumerate(idx, start=1)]
     names, units, exprs = zip(*rows)
     return list(names), list(units), ca.vertcat(*exprs)

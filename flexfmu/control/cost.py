@@ -1,0 +1,79 @@
+"""The cost a closed loop is tuned for, and the same cost of a recorded run.
+
+For a run sampled at t_k = k T (k = 0..K) with torques held over each sample,
+
+    J = sum_k T [ tracking  * sum_j (theta_d,j(t_k) - joint[j].angle(t_k))^2
+                + vibration * sum_i link[i].deflection(t_k)^2
+                + effort    * sum_j tau[j](t_k)^2 ]
+
+in rad^2 s, m^2 s and (N m)^2 s times the weights. The joint angles are the
+link-side encoders (what the arm's tip follows), the deflections those of
+every flexible link. A cost file (``--cost FILE``) is TOML:
+
+    [weights]
+    tracking = 1.0     # 1 / (rad^2 s)
+    vibration = 100.0  # 1 / (m^2 s)
+    effort = 0.001     # 1 / ((N m)^2 s)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import casadi as ca
+import numpy as np
+
+
+class CostError(ValueError):
+    """A cost file that cannot be used; the message names the field."""
+
+
+@dataclass(frozen=True)
+class CostWeights:
+    tracking: float = 1.0
+    vibration: float = 100.0
+    effort: float = 1e-3
+
+
+def load_cost(path: str | Path) -> CostWeights:
+    """Weights from a TOML cost file; unknown or negative weights are errors."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise CostError(f"{path}: {error}") from None
+    weights = data.get("weights", {})
+    known = [f.name for f in fields(CostWeights)]
+    problems = [f"weights.{key}: unknown weight (known: {', '.join(known)})" for key in weights if key not in known]
+    problems += [f"weights.{key} must be a number >= 0, got {value!r}" for key, value in weights.items()
+                 if key in known and not (isinstance(value, (int, float)) and value >= 0)]
+    if problems:
+        raise CostError(f"{path}: " + "; ".join(problems))
+    return CostWeights(**{key: float(value) for key, value in weights.items()})
+
+
+def cost_signals(model) -> list[str]:
+    """Outputs the cost reads, in order: joint angles, then link deflections."""
+    nj = len(model.inputs)
+    angles = [f"joint[{j}].angle" for j in range(1, nj + 1)]
+    return angles + [name for name in model.output_names if name.endswith(".deflection")]
+
+
+def stage_cost(model, weights: CostWeights, sample_step: float) -> ca.Function:
+    """(s, theta_d, tau) -> the term of sample k, s the ``cost_signals``."""
+    nj = len(model.inputs)
+    s, theta_d, tau = ca.SX.sym("s", len(cost_signals(model))), ca.SX.sym("theta_d", nj), ca.SX.sym("tau", nj)
+    term = sample_step * (weights.tracking * ca.sumsqr(theta_d - s[:nj]) + weights.vibration * ca.sumsqr(s[nj:])
+                          + weights.effort * ca.sumsqr(tau))
+    return ca.Function("stage_cost", [s, theta_d, tau], [term], ["s", "theta_d", "tau"], ["cost"])
+
+
+def run_cost(model, result, reference, weights: CostWeights, sample_step: float) -> float:
+    """J of a recorded run (a harness Result holding the cost signals and tau)."""
+    term = stage_cost(model, weights, sample_step)
+    signals = np.column_stack([result[name] for name in cost_signals(model)])
+    torques = np.column_stack([result[name] for name in model.inputs])
+    theta_d = np.array([reference(t)[0] for t in result.time])
+    return float(np.sum(np.array(term(signals.T, theta_d.T, torques.T))))
