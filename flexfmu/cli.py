@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flexfmu.commands import crosscheck, demo, export, info, simulate, tune, validate
+from flexfmu.commands import crosscheck, demo, export, info, plan, simulate, tune, validate
 from flexfmu.spec.errors import SpecError
 
-COMMANDS = (info, simulate, export, validate, crosscheck, tune, demo)
+COMMANDS = (info, simulate, export, validate, crosscheck, tune, plan, demo)
 
 
 def main(argv: list[str] | None = None) -> int:

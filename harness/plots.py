@@ -63,3 +63,27 @@ def plot_before_after(before, after, model, reference, history, path: str | Path
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_plan(planned, baseline, model, move_time: float, path: str | Path, title: str) -> None:
+    """Torques, link deflections and tip paths of a planned move and its
+    baseline (dashed), both run through the FMU; the move's end marked."""
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    for run, style, label in ((baseline, "--", "baseline"), (planned, "-", "plan")):
+        for j, name in enumerate(model.inputs):
+            axes[0].plot(run.time, run[name], style, color=f"C{j}", label=f"{name} ({label})")
+        for i, name in enumerate(n for n in run.names if n.endswith(".deflection")):
+            axes[1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
+        axes[2].plot(run["tip.x"], run["tip.y"], style, label=label)
+    for ax in axes[:2]:
+        ax.axvline(move_time, color="k", lw=0.8)
+    axes[0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
+    axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
+    axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

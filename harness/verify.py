@@ -39,3 +39,11 @@ def fmu_gradient_fd(path, model, scenario, law, gains, names, weights: CostWeigh
         gradient.append((fmu_closed_loop(path, model, scenario, law, plus, weights)[0]
                          - fmu_closed_loop(path, model, scenario, law, minus, weights)[0]) / (2 * delta))
     return np.array(gradient)
+
+
+def residual_tip_vibration(result, after: float) -> float:
+    """RMS distance (m) of the end effector from its mean position over the
+    samples at t >= ``after``: what is left of the motion once the move is over."""
+    window = result.time >= after - 1e-9
+    tip = np.column_stack([result["tip.x"][window], result["tip.y"][window]])
+    return float(np.sqrt(np.mean(np.sum((tip - tip.mean(axis=0)) ** 2, axis=1))))
