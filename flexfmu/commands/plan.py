@@ -29,12 +29,14 @@ BASELINE_GAINS = {"kp": 36.0, "kd": 12.0}
 def add_parser(sub) -> None:
     parser = sub.add_parser("plan", help="plan torques for a vibration-free point-to-point move, checked on the FMU")
     parser.add_argument("arm", help="arm specification (TOML)")
-    parser.add_argument("--from", dest="start", required=True, help="start joint angles, e.g. 0,0 or 0,-45deg")
+    parser.add_argument("--from", dest="start", required=True, help="start joint angles, e.g. 0,0 or 0,-45deg (a leading minus needs --from=-90deg,0)")
     parser.add_argument("--to", dest="goal", required=True, help="goal joint angles, e.g. pi/2,pi/6 or 90deg,30deg")
     parser.add_argument("--time", type=float, required=True, help="move time in s")
     parser.add_argument("--settle", type=float, default=2.0, help="time after the move to check, s (default: %(default)s)")
     parser.add_argument("--interval", type=float, default=0.01,
                         help="torque hold interval in s, a multiple of --step (default: %(default)s)")
+    parser.add_argument("--elements", type=int, default=1,
+                        help="collocation elements per hold interval; more for stiff arms (default: %(default)s)")
     parser.add_argument("--step", type=float, default=1e-3, help="controller sample / FMU communication step in s "
                                                                  "(default: %(default)s)")
     parser.add_argument("--torque-limit", default=None,
@@ -77,7 +79,7 @@ def run(args) -> int:
         limit = parse_angles(args.torque_limit, "--torque-limit")
         limit = limit * nj if len(limit) == 1 else limit
     settings = PlanSettings(start=tuple(parse_angles(args.start, "--from")), goal=tuple(parse_angles(args.goal, "--to")),
-                            move_time=args.time, interval=args.interval,
+                            move_time=args.time, interval=args.interval, elements=args.elements,
                             torque_limit=None if limit is None else tuple(limit))
     if not args.settle > 0:
         print(f"error: --settle must be > 0, got {args.settle!r}", file=sys.stderr)

@@ -72,6 +72,13 @@ class ClosedLoop:
     weights : CostWeights
     integrator, internal_step :
         As for ``flexfmu export`` (None: the FMU's default step).
+
+    Attributes
+    ----------
+    run_function : casadi.Function
+        (x0, R, gains, pc) -> (states, stage costs, torques) over all
+        samples, R the reference samples: the graph itself, for other
+        derivatives than the gain gradient.
     """
 
     def __init__(self, model, law: ControlLaw, reference, time, x0, weights: CostWeights = CostWeights(),
@@ -84,7 +91,7 @@ class ClosedLoop:
         self._dynamics = straight_line_dynamics(model)
         self._references = np.array([np.concatenate(reference(t)) for t in self.time]).T
         sample = self._sample_function(weights, step_function(self._dynamics, integrator), substeps)
-        self._forward, self._gradient = self._run_functions(sample, len(self.time))
+        self.run_function, self._gradient = self._run_functions(sample, len(self.time))
 
     def _sample_function(self, weights, step, substeps) -> ca.Function:
         """(x_k, r_k, gains, pc) -> (x_k+1, l_k, u_k) as one expanded SX graph."""
@@ -135,7 +142,7 @@ class ClosedLoop:
 
     def run(self, gains, p=None) -> ClosedLoopRun:
         """Simulate with ``gains`` (in the law's gain order) and plant parameters ``p``."""
-        X, L, U = self._forward(self.x0, self._references, np.asarray(gains, float), self.parameters_with_constants(p))
+        X, L, U = self.run_function(self.x0, self._references, np.asarray(gains, float), self.parameters_with_constants(p))
         return ClosedLoopRun(self.time, np.array(X).T, np.array(U).T, np.array(L).ravel())
 
     def cost(self, gains, p=None) -> float:

@@ -1,7 +1,8 @@
 """Point-to-point motion planning: joint torques that leave the arm at rest.
 
-Direct collocation (Radau IIA points, ``degree`` per interval) of the full
-flexible Model, solved by IPOPT with exact Hessians. The torques are held
+Direct collocation (Radau IIA points, ``degree`` per element, ``elements``
+elements per hold interval) of the full flexible Model, solved by IPOPT with
+exact Hessians. The torques are held
 constant over each interval of ``interval`` seconds, a multiple of the
 controller sample, so an FMU replays the planned profile sample for sample.
 Radau collocation is L-stable: the stiff high modes (the two-link arm of
@@ -46,6 +47,7 @@ class PlanSettings:
     move_time: float
     interval: float = 0.01
     degree: int = 3
+    elements: int = 1
     torque_limit: tuple | None = None
     effort: float = 1.0
     smoothness: float = 1e-3
@@ -89,6 +91,8 @@ def check_settings(model, settings: PlanSettings, sample_step: float) -> None:
         if abs(n * settings.interval - settings.move_time) > 1e-9 * settings.move_time:
             problems.append(f"the move time {settings.move_time!r} s must be a multiple of the interval "
                             f"{settings.interval!r} s")
+    if not (isinstance(settings.elements, int) and settings.elements >= 1):
+        problems.append(f"--elements must be an integer >= 1, got {settings.elements!r}")
     if settings.torque_limit is not None and (len(settings.torque_limit) != nj
                                               or not all(v > 0 for v in settings.torque_limit)):
         problems.append(f"--torque-limit needs {nj} positive values (or one for all), got {settings.torque_limit!r}")
@@ -120,7 +124,8 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     n, nj = len(model.coordinates), len(model.inputs)
     nx, d = 2 * n, settings.degree
     N = int(round(settings.move_time / settings.interval))
-    h = settings.interval
+    m = settings.elements
+    h = settings.interval / m  # collocation element length
     dynamics = straight_line_dynamics(model)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
@@ -132,19 +137,20 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     residuals = [ca.mtimes(points, C[:, j]) - h * dynamics.state_derivative(Xc[:, j - 1], ui, pc)
                  for j in range(1, d + 1)]
     interval = ca.Function("interval", [xi, Xc, ui], [ca.vertcat(*residuals), ca.mtimes(points, D)])
-    intervals = interval.map(N)
+    intervals = interval.map(N * m)
 
-    X = ca.MX.sym("X", nx, N + 1)
-    XC = ca.MX.sym("XC", nx, N * d)
+    X = ca.MX.sym("X", nx, N * m + 1)
+    XC = ca.MX.sym("XC", nx, N * m * d)
     U = ca.MX.sym("U", nj, N)
     hold = ca.MX.sym("hold", nj)
-    residual, ends = intervals(X[:, :N], XC, U)
+    held = ca.mtimes(U, ca.sparsify(ca.DM(np.kron(np.eye(N), np.ones((1, m))))))  # U_i over its m elements
+    residual, ends = intervals(X[:, :-1], XC, held)
     x_start, x_goal = _rest_state(model, settings.start), _rest_state(model, settings.goal)
     links = [model.coordinates.index(f"theta[{j}]") for j in range(1, nj + 1)]
-    M_end, force_end = dynamics.terms(X[:n, N], X[n:, N], hold, pc)
+    M_end, force_end = dynamics.terms(X[:n, -1], X[n:, -1], hold, pc)
     constraints = ca.vertcat(
         ca.vec(residual), ca.vec(X[:, 1:] - ends), X[:, 0] - x_start,
-        X[links, N] - x_goal[links], X[n:, N], force_end,
+        X[links, -1] - x_goal[links], X[n:, -1], force_end,
     )
     effort = h * ca.sumsqr(U)
     fast = _fast_coordinates(model)
@@ -154,8 +160,8 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     w = ca.vertcat(ca.vec(X), ca.vec(XC), ca.vec(U), hold)
 
     limit = np.full(nj, np.inf) if settings.torque_limit is None else np.asarray(settings.torque_limit, float)
-    low = np.concatenate([np.full(nx * (N + 1) + nx * N * d, -np.inf), np.tile(-limit, N + 1)])
-    guess = _initial_guess(model, settings, N, d, tau, limit)
+    low = np.concatenate([np.full(nx * (N * m + 1) + nx * N * m * d, -np.inf), np.tile(-limit, N + 1)])
+    guess = _initial_guess(model, settings, N, m, tau, limit)
     solver = ca.nlpsol("plan", "ipopt", {"x": w, "f": objective, "g": constraints}, {
         "ipopt.max_iter": settings.max_iterations, "ipopt.print_level": 5 if progress else 0,
         "ipopt.sb": "yes", "print_time": False, "ipopt.tol": 1e-8, "ipopt.constr_viol_tol": 1e-10,
@@ -168,10 +174,10 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
         raise PlanError(f"IPOPT did not find a plan: {stats['return_status']} after {stats['iter_count']} "
                         "iterations (try a longer --time or a higher --torque-limit)")
     values = np.array(solution["x"]).ravel()
-    states = values[:nx * (N + 1)].reshape(N + 1, nx)
+    states = values[:nx * (N * m + 1)].reshape(N * m + 1, nx)[::m]
     torques = values[-nj * (N + 1):].reshape(N + 1, nj)  # U columns, then hold
-    return Plan(switch_times=np.arange(N + 1) * h, torques=torques, states=states,
-                effort=float(h * np.sum(torques[:N] ** 2)), iterations=int(stats["iter_count"]),
+    return Plan(switch_times=np.arange(N + 1) * settings.interval, torques=torques, states=states,
+                effort=float(settings.interval * np.sum(torques[:N] ** 2)), iterations=int(stats["iter_count"]),
                 status=str(stats["return_status"]), solve_s=solve_s)
 
 
@@ -196,7 +202,7 @@ def _rest_state(model, angles) -> np.ndarray:
     return np.concatenate([q, np.zeros_like(q)])
 
 
-def _initial_guess(model, settings: PlanSettings, N: int, d: int, tau, limit) -> np.ndarray:
+def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) -> np.ndarray:
     """The rigid quintic move (paper 004's reference) and its computed torque."""
     n, nj = len(model.coordinates), len(model.inputs)
     S, terms = rigid_selection(model), rigid_terms(model)
@@ -209,12 +215,12 @@ def _initial_guess(model, settings: PlanSettings, N: int, d: int, tau, limit) ->
         theta, dtheta, ddtheta = start + shape * (goal - start), rate * (goal - start), accel * (goal - start)
         return np.concatenate([S @ theta, S @ dtheta]), (theta, dtheta, ddtheta)
 
-    h = settings.interval
-    X = [rigid(i * h)[0] for i in range(N + 1)]
-    XC = [rigid((i + t) * h)[0] for i in range(N) for t in tau[1:]]
+    h = settings.interval / m
+    X = [rigid(i * h)[0] for i in range(N * m + 1)]
+    XC = [rigid((i + t) * h)[0] for i in range(N * m) for t in tau[1:]]
     U = []
     for i in range(N + 1):
-        theta, dtheta, ddtheta = rigid((i + 0.5) * h)[1]
+        theta, dtheta, ddtheta = rigid((i + 0.5) * settings.interval)[1]
         M_r, h_r = (np.array(v) for v in terms(theta, dtheta))
         U.append(np.clip(M_r @ ddtheta + h_r.ravel(), -limit, limit))
     return np.concatenate([np.ravel(X), np.ravel(XC), np.ravel(U)])
