@@ -246,3 +246,17 @@ def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_th
     reference = labelled_result(model, grid, states, held, p)
     assert np.allclose(states[grid >= 2.0, :2], [np.pi / 2, np.pi / 6], atol=1e-4)
     assert residual_tip_vibration(reference, 2.0) < 1e-6
+
+
+@pytest.mark.slow
+def test_a_goal_held_up_against_gravity_is_flagged_unstable_and_a_hanging_one_is_not():
+    from flexfmu.control.planning import PlanSettings, held_goal_is_stable, plan_motion
+
+    model = example_model("yu_chen_2dof")
+    verdicts = []
+    for goal in [(-np.pi / 4, 0.0), (np.pi / 3, -np.pi / 6)]:
+        plan = plan_motion(model, PlanSettings(start=(-np.pi / 2, 0.0), goal=goal, move_time=1.0, interval=0.05,
+                                               max_iterations=500), progress=False)
+        assert np.allclose(plan.states[-1][:2], goal, atol=1e-8)
+        verdicts.append(held_goal_is_stable(model, plan))
+    assert verdicts == [True, False]

@@ -68,7 +68,7 @@ def run(args) -> int:
     import numpy as np
 
     from flexfmu import build_model, load_arm
-    from flexfmu.control.planning import PlanError, PlanSettings, plan_motion
+    from flexfmu.control.planning import PlanError, PlanSettings, held_goal_is_stable, plan_motion
     from flexfmu.fmu.export import ExportSettings, export_fmu
     from harness.fmu_runner import run_fmu
 
@@ -93,6 +93,10 @@ def run(args) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     plan_s = time.perf_counter() - began
+    stable = held_goal_is_stable(model, plan)
+    if not stable:
+        print("warning: the goal is an unstable rest under the held torque (an arm held up against gravity): "
+              "the open-loop replay drifts away from it, so use the plan as feedforward with feedback", file=sys.stderr)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +126,7 @@ def run(args) -> int:
         "torque_limit_Nm": limit, "ipopt_iterations": plan.iterations, "ipopt_status": plan.status,
         "plan_s": plan_s, "effort_N2m2s": plan.effort, "peak_torque_Nm": np.abs(plan.torques).max(axis=0).tolist(),
         "residual_tip_vibration_plan_m": planned_residual, "residual_tip_vibration_baseline_m": baseline_residual,
-        "reduction": reduction, "final_joint_error_rad": final_error,
+        "reduction": reduction, "final_joint_error_rad": final_error, "goal_stable_under_held_torque": stable,
         "baseline": f"quintic reference, computed torque kp {BASELINE_GAINS['kp']}, kd {BASELINE_GAINS['kd']}",
     }
     (out / "plan.json").write_text(json.dumps(summary, indent=2))
@@ -184,6 +188,7 @@ the {s['baseline']}, over the {s['settle_s']} s after the move:
 | reduction | {s['reduction']:.3g} x (required: {REQUIRED_REDUCTION:g} x) |
 
 Final joint-angle error of the replay: {', '.join(f'{v:.2e}' for v in s['final_joint_error_rad'])} rad.
+The goal is {'a stable' if s['goal_stable_under_held_torque'] else 'an UNSTABLE'} rest under the held torque{'' if s['goal_stable_under_held_torque'] else ' (the open-loop replay drifts away from it; use the plan as feedforward with feedback)'}.
 
 ![plan](plan.png)
 """

@@ -224,3 +224,20 @@ def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) ->
         M_r, h_r = (np.array(v) for v in terms(theta, dtheta))
         U.append(np.clip(M_r @ ddtheta + h_r.ravel(), -limit, limit))
     return np.concatenate([np.ravel(X), np.ravel(XC), np.ravel(U)])
+
+
+def held_goal_is_stable(model, plan: Plan, p=None) -> bool:
+    """Whether the goal is a stable rest under the held torque: all
+    eigenvalues of M^-1 K positive, K = -d(B u_hold - h)/dq at the planned
+    final pose. An arm held above the horizontal against gravity is not,
+    and an open-loop replay drifts away from it however exact the plan."""
+    n = len(model.coordinates)
+    dynamics = straight_line_dynamics(model)
+    p = model.nominal_parameters if p is None else np.asarray(p, float)
+    pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
+    q = ca.SX.sym("q", n)
+    M, force = dynamics.terms(q, ca.DM.zeros(n), plan.torques[-1], pc)
+    at_goal = ca.Function("stiffness", [q], [M, -ca.jacobian(force, q)])
+    M_goal, K_goal = (np.array(v) for v in at_goal(plan.states[-1][:n]))
+    eigenvalues = np.linalg.eigvals(np.linalg.solve(M_goal, K_goal))
+    return bool(np.all(eigenvalues.real > -1e-9 * np.max(np.abs(eigenvalues))))
