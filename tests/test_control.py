@@ -260,3 +260,16 @@ def test_a_goal_held_up_against_gravity_is_flagged_unstable_and_a_hanging_one_is
         assert np.allclose(plan.states[-1][:2], goal, atol=1e-8)
         verdicts.append(held_goal_is_stable(model, plan))
     assert verdicts == [True, False]
+
+
+def test_plan_command_errors_name_the_option_and_write_nothing(tmp_path, capsys):
+    arm = str(ARMS_DIR / "subudhi_morris_2link.toml")
+    out = tmp_path / "plan"
+    assert main(["plan", arm, "--from", "0", "--to", "1,1", "--time", "1", "--out", str(out)]) == 2
+    assert "--from needs 2 joint angles, got 1" in capsys.readouterr().err
+    assert main(["plan", arm, "--from", "0,0", "--to", "1,1", "--time", "1.0005", "--out", str(out)]) == 2
+    assert "multiple of the sample step" in capsys.readouterr().err
+    assert main(["plan", arm, "--from", "0,0", "--to", "1,1", "--time", "1", "--torque-limit", "big",
+                 "--out", str(out)]) == 2
+    assert "--torque-limit 'big'" in capsys.readouterr().err
+    assert not out.exists()

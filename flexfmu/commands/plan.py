@@ -72,18 +72,23 @@ def run(args) -> int:
     from flexfmu.fmu.export import ExportSettings, export_fmu
     from harness.fmu_runner import run_fmu
 
+    if not args.settle > 0:
+        print(f"error: --settle must be > 0, got {args.settle!r}", file=sys.stderr)
+        return 2
     model = build_model(load_arm(args.arm))
     nj = len(model.inputs)
     limit = None
     if args.torque_limit is not None:
-        limit = parse_angles(args.torque_limit, "--torque-limit")
+        try:
+            limit = [float(item) for item in args.torque_limit.split(",")]
+        except ValueError:
+            print(f"error: --torque-limit {args.torque_limit!r}: expected numbers in N m, e.g. 1.0 or 0.5,0.32",
+                  file=sys.stderr)
+            return 2
         limit = limit * nj if len(limit) == 1 else limit
     settings = PlanSettings(start=tuple(parse_angles(args.start, "--from")), goal=tuple(parse_angles(args.goal, "--to")),
                             move_time=args.time, interval=args.interval, elements=args.elements,
                             torque_limit=None if limit is None else tuple(limit))
-    if not args.settle > 0:
-        print(f"error: --settle must be > 0, got {args.settle!r}", file=sys.stderr)
-        return 2
     print(f"planning {model.arm.name}: {settings.start} -> {settings.goal} rad in {settings.move_time} s "
           f"({round(settings.move_time / settings.interval)} intervals of {settings.interval} s), IPOPT:", flush=True)
     began = time.perf_counter()
