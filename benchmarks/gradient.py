@@ -61,7 +61,6 @@ def bench_case(name: str, duration: float | None, repeats: int) -> dict:
     loop = ClosedLoop(model, law, scenario.reference(model), grid_of(scenario), initial_state(model, scenario))
     gains, pc = law.gain_vector(), loop.parameters_with_constants()
     generic = generic_reverse(loop)
-    references = np.array([np.concatenate(scenario.reference(model)(t)) for t in loop.time]).T
 
     def finite_differences():
         for k in range(gains.size):
@@ -71,10 +70,10 @@ def bench_case(name: str, duration: float | None, repeats: int) -> dict:
 
     forward = median_time(lambda: loop.cost(gains), repeats)
     adjoint = median_time(lambda: loop.cost_and_gradient(gains), repeats)
-    casadi_reverse = median_time(lambda: generic(loop.x0, references, gains, pc), repeats)
+    casadi_reverse = median_time(lambda: generic(loop.x0, loop.references, gains, pc), repeats)
     fd = median_time(finite_differences, max(1, repeats // 2))
     _, g1 = loop.cost_and_gradient(gains)
-    g2 = np.array(generic(loop.x0, references, gains, pc)[1]).ravel()
+    g2 = np.array(generic(loop.x0, loop.references, gains, pc)[1]).ravel()
     return {
         "scenario": name, "arm": scenario.arm, "law": law.kind, "gains": list(law.gains),
         "samples": len(loop.time), "substeps": int(round(loop.sample_step / loop.internal_step)),

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flexfmu.control.laws import LAWS, build_law
-from harness.controllers import HeldInputs, SampledController, circle_reference, quintic_reference
+from flexfmu.control.references import circle_reference, quintic_reference
+from harness.controllers import HeldInputs, SampledController
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 ARMS_DIR = Path(__file__).resolve().parent.parent / "fmus" / "arms"

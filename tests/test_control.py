@@ -166,7 +166,7 @@ def test_tuned_gains_lower_the_fmu_cost_and_the_fmu_matches_the_prediction(subud
     assert np.allclose(run["tau[1]"], loop.run(list(result.tuned.values())).torques[:, 0], atol=1e-9)
 
 
-def test_tuning_rejects_unknown_gains_and_unstable_starts():
+def test_tuning_rejects_unknown_gains_and_empty_bounds():
     loop = loop_for(short("quintic_ct", 0.05))
     with pytest.raises(TuningError, match="kq is not a gain"):
         tune(loop, dict(loop.law.gains), ["kq"])

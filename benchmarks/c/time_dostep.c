@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "fmi2Functions.h"
+#include "timing.h"
 
 static void quiet_logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Status status, fmi2String category,
                          fmi2String message, ...) {
@@ -20,17 +21,6 @@ static void quiet_logger(fmi2ComponentEnvironment env, fmi2String name, fmi2Stat
 }
 
 static void *allocate(size_t n, size_t size) { return calloc(n, size); }
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
-}
-
-static int compare(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 #define LOAD(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name); if (!name) { fprintf(stderr, "missing %s\n", #name); return 2; }
 

@@ -9,17 +9,7 @@
 #include <time.h>
 
 #include "model_functions.h"
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
-}
-
-static int compare(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "timing.h"
 
 int main(int argc, char **argv) {
     int count = argc > 1 ? atoi(argv[1]) : 100000, repeats = argc > 2 ? atoi(argv[2]) : 7;

@@ -109,13 +109,10 @@ def run(args) -> int:
     duration = settings.move_time + args.settle
     print("exporting the plant FMU, replaying the plan and the quintic computed-torque baseline", flush=True)
     fmu = export_fmu(model, out / "plant.fmu", ExportSettings(communication_step=args.step, stop_time=duration)).path
-    start_values = {f"theta[{j + 1}]": a for j, a in enumerate(settings.start)}
-    start_values.update({f"alpha[{j + 1}]": a for j, a in enumerate(settings.start)
-                         if f"alpha[{j + 1}]" in model.coordinates})
     signals = ["tip.x", "tip.y", *[n for n in model.output_names if n.endswith(".deflection")],
                *[f"joint[{j}].angle" for j in range(1, nj + 1)]]
     replay = run_fmu(fmu, duration, args.step, list(model.inputs), out / "torques.csv", signals + list(model.inputs),
-                     start_values=start_values)
+                     start_values=rest_coordinates(model, settings.start))
     baseline = baseline_run(fmu, model, settings, duration, args.step, signals)
 
     from harness.plots import plot_plan
@@ -154,6 +151,15 @@ def write_torques(path: Path, names: list[str], plan) -> None:
             writer.writerow([repr(t)] + [repr(v) for v in u])
 
 
+def rest_coordinates(model, angles) -> dict[str, float]:
+    """Start values of the coordinates of the arm at rest with its joints at
+    ``angles``: joint angles, rotors with their joints (links straight)."""
+    from flexfmu.control.laws import rigid_selection
+
+    S = rigid_selection(model)
+    return {name: float(row @ angles) for name, row in zip(model.coordinates, S) if row.any()}
+
+
 def baseline_run(fmu, model, settings, duration: float, step: float, signals):
     """Paper 004's move through the FMU: quintic reference, computed torque
     on the rotor encoders when the joints are flexible (collocated), else on
@@ -165,8 +171,7 @@ def baseline_run(fmu, model, settings, duration: float, step: float, signals):
     scenario = Scenario(
         name="quintic_baseline", description="quintic computed-torque baseline", arm=model.arm.name,
         duration=duration, step=step,
-        initial={name: value for j, a in enumerate(settings.start)
-                 for name, value in ((f"theta[{j + 1}]", a), (f"alpha[{j + 1}]", a)) if name in model.coordinates},
+        initial=rest_coordinates(model, settings.start),
         controller={"kind": "computed_torque", **BASELINE_GAINS, "measure": measure,
                     "reference": {"kind": "quintic", "start": list(settings.start), "goal": list(settings.goal),
                                   "move_time": settings.move_time}},

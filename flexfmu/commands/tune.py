@@ -59,7 +59,6 @@ def run(args) -> int:
         model = build_model(load_arm(args.arm))
         law = scenario.law(model)
         names = [name.strip() for name in args.params.split(",") if name.strip()]
-        start = dict(zip(law.gains, law.gain_vector().tolist()))
         loop = ClosedLoop(model, law, scenario.reference(model), grid_of(scenario), initial_state(model, scenario),
                           weights, args.integrator)
 
@@ -70,7 +69,7 @@ def run(args) -> int:
         print(f"tuning {', '.join(names)} of {law.kind} on {model.arm.name} / {scenario.name} "
               f"({len(loop.time)} samples, {args.integrator} h = {loop.internal_step:.4g} s)", flush=True)
         began = time.perf_counter()
-        result = tune(loop, start, names, max_iterations=args.max_iterations, progress=progress)
+        result = tune(loop, dict(law.gains), names, max_iterations=args.max_iterations, progress=progress)
         tuning_s = time.perf_counter() - began
     except (ScenarioError, CostError, ControlLawError, TuningError) as error:
         print(f"error: {error}", file=sys.stderr)

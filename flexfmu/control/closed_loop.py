@@ -79,6 +79,8 @@ class ClosedLoop:
         (x0, R, gains, pc) -> (states, stage costs, torques) over all
         samples, R the reference samples: the graph itself, for other
         derivatives than the gain gradient.
+    references : array
+        R: [theta_d; dtheta_d; ddtheta_d] at each sample, one column each.
     """
 
     def __init__(self, model, law: ControlLaw, reference, time, x0, weights: CostWeights = CostWeights(),
@@ -89,7 +91,7 @@ class ClosedLoop:
         substeps = int(round(self.sample_step / self.internal_step))
         self.x0 = np.asarray(x0, float)
         self._dynamics = straight_line_dynamics(model)
-        self._references = np.array([np.concatenate(reference(t)) for t in self.time]).T
+        self.references = np.array([np.concatenate(reference(t)) for t in self.time]).T
         sample = self._sample_function(weights, step_function(self._dynamics, integrator), substeps)
         self.run_function, self._gradient = self._run_functions(sample, len(self.time))
 
@@ -119,7 +121,8 @@ class ClosedLoop:
         gains, pc = ca.MX.sym("gains", ng), ca.MX.sym("pc", sample.size1_in(3))
         forward = sample.mapaccum("run", count, [0], [0])
         X, L, U = forward(x0, R, ca.repmat(gains, 1, count), ca.repmat(pc, 1, count))
-        run = ca.Function("closed_loop", [x0, R, gains, pc], [ca.horzcat(x0, X[:, :-1]), L, U])
+        states = ca.horzcat(x0, X[:, :-1])
+        run = ca.Function("closed_loop", [x0, R, gains, pc], [states, L, U])
 
         # one sample's vector-Jacobian product: (lambda_k+1, gain adjoint so far) -> (lambda_k, ...)
         xs, rs, gs, ps = (ca.SX.sym(name, sample.size1_in(k)) for k, name in enumerate(("x", "r", "g", "p")))
@@ -128,7 +131,6 @@ class ClosedLoop:
         vjp = ca.jtimes(ca.vertcat(x_next, term), ca.vertcat(xs, gs), ca.vertcat(carry[:nx], 1), True)
         adjoint = ca.Function("adjoint", [carry, xs, rs, gs, ps], [vjp + ca.vertcat(ca.DM.zeros(nx), carry[nx:])],
                               {"cse": True}).mapaccum("adjoint_run", count)
-        states = run(x0, R, gains, pc)[0]
         backwards = list(range(count - 1, -1, -1))
         sweep = adjoint(ca.DM.zeros(nx + ng), states[:, backwards], R[:, backwards],
                         ca.repmat(gains, 1, count), ca.repmat(pc, 1, count))
@@ -142,7 +144,7 @@ class ClosedLoop:
 
     def run(self, gains, p=None) -> ClosedLoopRun:
         """Simulate with ``gains`` (in the law's gain order) and plant parameters ``p``."""
-        X, L, U = self.run_function(self.x0, self._references, np.asarray(gains, float), self.parameters_with_constants(p))
+        X, L, U = self.run_function(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p))
         return ClosedLoopRun(self.time, np.array(X).T, np.array(U).T, np.array(L).ravel())
 
     def cost(self, gains, p=None) -> float:
@@ -150,5 +152,5 @@ class ClosedLoop:
 
     def cost_and_gradient(self, gains, p=None) -> tuple[float, np.ndarray]:
         """J and dJ/dgains, by the adjoint sweep."""
-        J, dJ = self._gradient(self.x0, self._references, np.asarray(gains, float), self.parameters_with_constants(p))
+        J, dJ = self._gradient(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p))
         return float(J), np.array(dJ).ravel()

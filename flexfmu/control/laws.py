@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import casadi as ca
 import numpy as np
+import scipy.linalg
 
 MEASURES = ("joint", "motor")
 
@@ -124,11 +125,10 @@ def pd_gravity(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") 
     return _law("pd_gravity", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
 
 
-def _computed_torque(model, theta, rate, theta_d, rate_d, accel_d, kp, kd):
-    """(tau, commanded acceleration) of computed torque on the rigid model."""
-    M_r, h_r = rigid_terms(model)(theta, rate)
-    command = accel_d + kd * (rate_d - rate) + kp * (theta_d - theta)
-    return ca.mtimes(M_r, command) + h_r, command
+def _computed_torque(terms: ca.Function, theta, rate, theta_d, rate_d, accel_d, kp, kd):
+    """Computed torque on the rigid model ``terms`` (see ``rigid_terms``)."""
+    M_r, h_r = terms(theta, rate)
+    return ca.mtimes(M_r, accel_d + kd * (rate_d - rate) + kp * (theta_d - theta)) + h_r
 
 
 def computed_torque(model, kp: float = 36.0, kd: float = 12.0, measure: str = "joint") -> ControlLaw:
@@ -136,7 +136,7 @@ def computed_torque(model, kp: float = 36.0, kd: float = 12.0, measure: str = "j
     nj = len(model.inputs)
     measured = _encoder_names(nj, measure)
     y, r, k, theta_d, rate_d, accel_d = _symbols(nj, 2 * nj, 2)
-    tau, _ = _computed_torque(model, y[:nj], y[nj:], theta_d, rate_d, accel_d, k[0], k[1])
+    tau = _computed_torque(rigid_terms(model), y[:nj], y[nj:], theta_d, rate_d, accel_d, k[0], k[1])
     return _law("computed_torque", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
 
 
@@ -157,8 +157,6 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     energy against ``fast_effort`` |tau_f|^2 (units: J against (N m)^2).
     The law measures the whole state: joint, motor and modal outputs.
     """
-    import scipy.linalg
-
     nj, n = len(model.inputs), len(model.coordinates)
     S = rigid_selection(model)
     T_z = np.eye(n)[:, [k for k in range(n) if not model.coordinates[k].startswith("theta[")]]
@@ -172,8 +170,9 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
 
     pose = np.zeros(nj) if design_pose is None else np.asarray(design_pose, float)
     M0 = T.T @ np.array(model.mass_matrix(S @ pose, p)) @ T
-    H = np.linalg.inv(M0)[nj:, nj:]
-    B_z = (np.linalg.inv(M0) @ T.T @ np.array(model.input_matrix(S @ pose, p)))[nj:]
+    M0_inv = np.linalg.inv(M0)
+    H = M0_inv[nj:, nj:]
+    B_z = (M0_inv @ T.T @ np.array(model.input_matrix(S @ pose, p)))[nj:]
     nz = T_z.shape[1]
     A_f = np.block([[np.zeros((nz, nz)), np.eye(nz)], [-H @ K_zz, -H @ D_zz]])
     B_f = np.vstack([np.zeros((nz, nj)), B_z])
@@ -187,12 +186,13 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     q, qd = x[:n], x[n:]
     links = [model.coordinates.index(f"theta[{j}]") for j in range(1, nj + 1)]
     theta, rate = q[links], qd[links]
-    tau_s, _ = _computed_torque(model, theta, rate, theta_d, rate_d, accel_d, k[0], k[1])
+    terms = rigid_terms(model)
+    tau_s = _computed_torque(terms, theta, rate, theta_d, rate_d, accel_d, k[0], k[1])
     # the quasi-steady fast state along the reference (not the measured
     # slow state: through z_bar the large fast gain would feed back the
     # link angles non-collocated, which destabilises the loop)
     q_d, qd_d = ca.mtimes(S, theta_d), ca.mtimes(S, rate_d)
-    tau_d, _ = _computed_torque(model, theta_d, rate_d, theta_d, rate_d, accel_d, 0, 0)
+    tau_d = _computed_torque(terms, theta_d, rate_d, theta_d, rate_d, accel_d, 0, 0)
     static = ca.mtimes(model.input_matrix(q_d, p), tau_d) - ca.mtimes(model.mass_matrix(q_d, p), ca.mtimes(S, accel_d)) \
         - model.bias(q_d, qd_d, p)
     z_bar = ca.solve(ca.DM(K_zz), ca.mtimes(T_z.T, static))
@@ -204,8 +204,6 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
 
 def _zero_order_hold(A: np.ndarray, B: np.ndarray, h: float):
     """Discretise x' = A x + B u with u held over h: (e^{Ah}, int_0^h e^{As} ds B)."""
-    import scipy.linalg
-
     n, m = B.shape
     block = scipy.linalg.expm(np.block([[A, B], [np.zeros((m, n + m))]]) * h)
     return block[:n, :n], block[:n, n:]

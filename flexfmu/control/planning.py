@@ -33,7 +33,9 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.control.laws import rigid_selection, rigid_terms
+from flexfmu.control.references import quintic_reference
 from flexfmu.dynamics.compiled import straight_line_dynamics
+from flexfmu.integrate import is_multiple
 
 
 class PlanError(ValueError):
@@ -83,14 +85,11 @@ def check_settings(model, settings: PlanSettings, sample_step: float) -> None:
     if not settings.move_time > 0:
         problems.append(f"--time must be > 0, got {settings.move_time!r}")
     for name, value in (("interval", settings.interval), ("move time", settings.move_time)):
-        n = round(value / sample_step)
-        if not (n >= 1 and abs(n * sample_step - value) <= 1e-9 * value):
+        if not is_multiple(value, sample_step):
             problems.append(f"the {name} {value!r} s must be a multiple of the sample step {sample_step!r} s")
-    if settings.interval > 0 and settings.move_time > 0:
-        n = round(settings.move_time / settings.interval)
-        if abs(n * settings.interval - settings.move_time) > 1e-9 * settings.move_time:
-            problems.append(f"the move time {settings.move_time!r} s must be a multiple of the interval "
-                            f"{settings.interval!r} s")
+    if settings.interval > 0 and settings.move_time > 0 and not is_multiple(settings.move_time, settings.interval):
+        problems.append(f"the move time {settings.move_time!r} s must be a multiple of the interval "
+                        f"{settings.interval!r} s")
     if not (isinstance(settings.elements, int) and settings.elements >= 1):
         problems.append(f"--elements must be an integer >= 1, got {settings.elements!r}")
     if settings.torque_limit is not None and (len(settings.torque_limit) != nj
@@ -204,23 +203,19 @@ def _rest_state(model, angles) -> np.ndarray:
 
 def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) -> np.ndarray:
     """The rigid quintic move (paper 004's reference) and its computed torque."""
-    n, nj = len(model.coordinates), len(model.inputs)
     S, terms = rigid_selection(model), rigid_terms(model)
-    start, goal = np.asarray(settings.start, float), np.asarray(settings.goal, float)
+    reference = quintic_reference(settings.start, settings.goal, settings.move_time)
 
-    def rigid(t):
-        s = min(max(t / settings.move_time, 0.0), 1.0)
-        shape, rate = 10 * s**3 - 15 * s**4 + 6 * s**5, (30 * s**2 - 60 * s**3 + 30 * s**4) / settings.move_time
-        accel = (60 * s - 180 * s**2 + 120 * s**3) / settings.move_time**2
-        theta, dtheta, ddtheta = start + shape * (goal - start), rate * (goal - start), accel * (goal - start)
-        return np.concatenate([S @ theta, S @ dtheta]), (theta, dtheta, ddtheta)
+    def rigid_state(t):
+        theta, dtheta, _ = reference(t)
+        return np.concatenate([S @ theta, S @ dtheta])
 
     h = settings.interval / m
-    X = [rigid(i * h)[0] for i in range(N * m + 1)]
-    XC = [rigid((i + t) * h)[0] for i in range(N * m) for t in tau[1:]]
+    X = [rigid_state(i * h) for i in range(N * m + 1)]
+    XC = [rigid_state((i + t) * h) for i in range(N * m) for t in tau[1:]]
     U = []
     for i in range(N + 1):
-        theta, dtheta, ddtheta = rigid((i + 0.5) * settings.interval)[1]
+        theta, dtheta, ddtheta = reference((i + 0.5) * settings.interval)
         M_r, h_r = (np.array(v) for v in terms(theta, dtheta))
         U.append(np.clip(M_r @ ddtheta + h_r.ravel(), -limit, limit))
     return np.concatenate([np.ravel(X), np.ravel(XC), np.ravel(U)])

@@ -30,7 +30,7 @@ from flexfmu.fmu.build import compile_shared_library
 from flexfmu.fmu.description import Description, Structure, model_description_xml
 from flexfmu.fmu.model_data import model_data_c
 from flexfmu.fmu.variables import VR_ACCELERATION, VR_INPUT, VR_OUTPUT, VR_STATE, fmu_variables
-from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_frequency, step_function
+from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_frequency, is_multiple, step_function
 
 INTERFACES = ("cs", "me", "both")
 GLUE_FILES = ("fmi2_glue.c", "ffmu_model.h")
@@ -94,11 +94,6 @@ def check_settings(settings: ExportSettings) -> None:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
     if problems:
         raise ExportError("; ".join(problems))
-
-
-def is_multiple(value: float, step: float) -> bool:
-    n = round(value / step)
-    return n >= 1 and abs(n * step - value) <= 1e-9 * value
 
 
 def fmu_functions(dynamics: StraightLineDynamics, integrator: str) -> list[ca.Function]:

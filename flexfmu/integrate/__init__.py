@@ -103,6 +103,12 @@ def default_internal_step(omega_max: float, integrator: str, communication_step:
     return communication_step / substeps
 
 
+def is_multiple(value: float, step: float) -> bool:
+    """Whether ``value`` is a whole number (>= 1) of ``step``, to 1e-9 relative."""
+    n = round(value / step)
+    return n >= 1 and abs(n * step - value) <= 1e-9 * value
+
+
 def highest_frequency(model, p=None) -> float:
     """Highest linearised natural frequency (rad/s) at the nominal pose q = 0."""
     from flexfmu.dynamics.linear import natural_frequencies
