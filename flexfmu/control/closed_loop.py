@@ -18,7 +18,7 @@ with each sample's vector-Jacobian product generated once (reverse AD of the
 expanded sample) and differentiated only with respect to state and gains, not
 the plant's parameters. Measured on the two-link arm of paper 004 this costs
 about four forward runs, where CasADi's generic reverse mode through the
-mapaccum costs about nine.
+mapaccum costs 7 to 10 (benchmarks/gradient.py).
 """
 
 from __future__ import annotations
