@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import casadi as ca
 import numpy as np
 import pytest
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from flexfmu.control.laws import rigid_selection, rigid_terms
 from flexfmu.control.references import quintic_reference
-from flexfmu.dynamics.compiled import straight_line_dynamics
+from flexfmu.dynamics.compiled import compiled_dynamics
 from flexfmu.integrate import is_multiple
 
 
@@ -125,7 +125,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     N = int(round(settings.move_time / settings.interval))
     m = settings.elements
     h = settings.interval / m  # collocation element length
-    dynamics = straight_line_dynamics(model)
+    dynamics = compiled_dynamics(model)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
     tau, C, D = _collocation(d)
@@ -146,10 +146,10 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     residual, ends = intervals(X[:, :-1], XC, held)
     x_start, x_goal = _rest_state(model, settings.start), _rest_state(model, settings.goal)
     links = [model.coordinates.index(f"theta[{j}]") for j in range(1, nj + 1)]
-    M_end, force_end = dynamics.terms(X[:n, -1], X[n:, -1], hold, pc)
+    rest = dynamics.state_derivative(X[:, -1], hold, pc)[n:]  # held at the goal: no acceleration
     constraints = ca.vertcat(
         ca.vec(residual), ca.vec(X[:, 1:] - ends), X[:, 0] - x_start,
-        X[links, -1] - x_goal[links], X[n:, -1], force_end,
+        X[links, -1] - x_goal[links], X[n:, -1], rest,
     )
     effort = h * ca.sumsqr(U)
     fast = _fast_coordinates(model)
@@ -224,15 +224,13 @@ def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) ->
 def held_goal_is_stable(model, plan: Plan, p=None) -> bool:
     """Whether the goal is a stable rest under the held torque: all
     eigenvalues of M^-1 K positive, K = -d(B u_hold - h)/dq at the planned
-    final pose. An arm held above the horizontal against gravity is not,
-    and an open-loop replay drifts away from it however exact the plan."""
+    final pose, where B u_hold = h, so M^-1 K = -d qdd / dq. An arm held
+    above the horizontal against gravity is not, and an open-loop replay
+    drifts away from it however exact the plan."""
     n = len(model.coordinates)
-    dynamics = straight_line_dynamics(model)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
-    pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
-    q = ca.SX.sym("q", n)
-    M, force = dynamics.terms(q, ca.DM.zeros(n), plan.torques[-1], pc)
-    at_goal = ca.Function("stiffness", [q], [M, -ca.jacobian(force, q)])
-    M_goal, K_goal = (np.array(v) for v in at_goal(plan.states[-1][:n]))
-    eigenvalues = np.linalg.eigvals(np.linalg.solve(M_goal, K_goal))
+    q = ca.MX.sym("q", n)
+    qdd = model.forward_dynamics(q, ca.DM.zeros(n), plan.torques[-1], p)
+    stiffness = ca.Function("stiffness", [q], [-ca.jacobian(qdd, q)])
+    eigenvalues = np.linalg.eigvals(np.array(stiffness(plan.states[-1][:n])))
     return bool(np.all(eigenvalues.real > -1e-9 * np.max(np.abs(eigenvalues))))

@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import casadi as ca
-import numpy as np
 
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes import ModeSet, mode_set

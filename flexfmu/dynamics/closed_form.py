@@ -33,7 +33,7 @@ from functools import lru_cache
 import casadi as ca
 
 from flexfmu.dynamics.chain import Coordinates, LinkBody
-from flexfmu.dynamics.forces import dissipation, rotor_inertias
+from flexfmu.dynamics.forces import dissipation, rotor_inertias, spring_forces
 from flexfmu.dynamics.frames import ChainRows, rotation
 from flexfmu.dynamics.parameters import ParameterSymbols
 
@@ -84,7 +84,7 @@ def link_template(modes: int) -> ca.Function:
     return ca.Function(f"link_terms_{modes}", inputs, [G, F, perp(Rtip), Ry, o_vp_next])
 
 
-def _rotary_sums(body: LinkBody):
+def rotary_sums(body: LinkBody):
     """(sum I, sum I s, sum I s's) of the rotary inertias of a link."""
     I, Is, Iss = ca.SX(0), ca.SX(1, body.modes), ca.SX(body.modes, body.modes)
     for rot in body.rotary:
@@ -107,7 +107,7 @@ def closed_form_dynamics(coords: Coordinates, rows: ChainRows, bodies: list[Link
         G, F, dJo_angle, Ry, o_vp = link_template(body.modes)(
             ca.mtimes(Jphi, q), ca.mtimes(Jphi, qd), f, fd, o_vp, g,
             body.mass, body.sx, body.sy, body.j0, body.a, body.b, body.mff, body.stiffness,
-            body.tip_value, body.length, *_rotary_sums(body),
+            body.tip_value, body.length, *rotary_sums(body),
         )
         J = ca.vertcat(Jo, Jphi, E)
         M += ca.mtimes([J.T, G, J])
@@ -116,7 +116,5 @@ def closed_form_dynamics(coords: Coordinates, rows: ChainRows, bodies: list[Link
 
     for inertia, row in rotor_inertias(rows, P):
         M += inertia * ca.mtimes(row.T, row)
-    for j, row in rows.springs.items():
-        h += row.T * (P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row, q))
-    h += dissipation(rows, bodies, P, qd)
+    h += spring_forces(rows, P, q) + dissipation(rows, bodies, P, qd)
     return M, h

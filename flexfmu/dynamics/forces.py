@@ -40,6 +40,14 @@ def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd
     return h
 
 
+def spring_forces(rows: ChainRows, P: ParameterSymbols, q: ca.SX) -> ca.SX:
+    """Generalized forces of the flexible joints' springs, as they enter h."""
+    h = ca.SX(q.numel(), 1)
+    for j, row in rows.springs.items():
+        h += row.T * (P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row, q))
+    return h
+
+
 def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
     """(reflected inertia G^2 Ir, motor row) of every joint. The rotor's
     kinetic energy is taken from its own spin only (paper 004 assumption VI,

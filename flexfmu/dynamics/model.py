@@ -176,7 +176,7 @@ def build_model(arm: Arm, method: str = "closed_form") -> Model:
     bodies = link_bodies(arm, P, link_mode_sets(arm))
     rows = chain_rows(coords, bodies)
     n, nu = coords.size, len(arm.links)
-    q, qd, u, p = ca.SX.sym("q", n), ca.SX.sym("qd", n), ca.SX.sym("u", nu), P.vector
+    q, qd, p = ca.SX.sym("q", n), ca.SX.sym("qd", n), P.vector
 
     M, h = DERIVATIONS[method](coords, rows, bodies, P, q, qd)
     mass_matrix = ca.Function("mass_matrix", [q, p], [M], ["q", "p"], ["M"])

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 COMMON = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
-GENERATED = {"model_functions.c": ["-Wno-unused-parameter"]}
+GENERATED = {name: ["-Wno-unused-parameter"] for name in ("model_functions.c", "model_directional.c")}
 
 
 class BuildError(RuntimeError):
@@ -29,14 +29,21 @@ def compiler() -> str:
 
 
 def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path) -> None:
-    """Compile ``c_files`` (names in ``sources``) into the shared library ``output``."""
+    """Compile ``c_files`` (names in ``sources``) into the shared library
+    ``output``, one compiler process per file, all at once (the generated
+    files dominate and are independent)."""
     cc = compiler()
-    objects = []
     work.mkdir(parents=True, exist_ok=True)
-    for name in c_files:
-        obj = work / (Path(name).stem + ".o")
-        _run([cc, *COMMON, *GENERATED.get(name, []), f"-I{sources}", "-c", str(sources / name), "-o", str(obj)])
-        objects.append(str(obj))
+    objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
+    running = [
+        (command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        for command in ([cc, *COMMON, *GENERATED.get(name, []), f"-I{sources}", "-c", str(sources / name), "-o", obj]
+                        for name, obj in zip(c_files, objects))
+    ]
+    finished = [(command, process.communicate()[0], process.returncode) for command, process in running]
+    failures = [f"{' '.join(command)}\n{log}" for command, log, code in finished if code != 0]
+    if failures:
+        raise BuildError("\n".join(failures))
     output.parent.mkdir(parents=True, exist_ok=True)
     _run([cc, "-shared", "-static-libgcc", "-o", str(output), *objects, "-lm"])
 

@@ -25,7 +25,7 @@ import casadi as ca
 
 from flexfmu import __version__
 from flexfmu.codegen import generate_c
-from flexfmu.dynamics.compiled import StraightLineDynamics, straight_line_dynamics
+from flexfmu.dynamics.compiled import CompiledDynamics, compiled_dynamics
 from flexfmu.fmu.build import compile_shared_library
 from flexfmu.fmu.description import Description, Structure, model_description_xml
 from flexfmu.fmu.model_data import model_data_c
@@ -35,7 +35,8 @@ from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_freque
 INTERFACES = ("cs", "me", "both")
 GLUE_FILES = ("fmi2_glue.c", "ffmu_model.h")
 FMI_HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
-C_FILES = ("fmi2_glue.c", "model_data.c", "model_functions.c")
+GENERATED_FILES = ("model_functions", "model_directional")
+C_FILES = ("fmi2_glue.c", "model_data.c", *(name + ".c" for name in GENERATED_FILES))
 
 
 class ExportError(ValueError):
@@ -96,22 +97,22 @@ def check_settings(settings: ExportSettings) -> None:
         raise ExportError("; ".join(problems))
 
 
-def fmu_functions(dynamics: StraightLineDynamics, integrator: str) -> list[ca.Function]:
-    """The five Functions of the C contract (ffmu_model.h). The directional
-    derivatives are forward AD through the same calls, so the generated C
-    holds one forward-mode right-hand side for states and outputs alike."""
-    rhs, outputs = dynamics.state_derivative, dynamics.outputs
-    x, u, pc = (ca.MX.sym(name, rhs.size1_in(k)) for k, name in enumerate(("x", "u", "pc")))
-    dx, du = ca.MX.sym("dx", x.numel()), ca.MX.sym("du", u.numel())
-    xdot, y = rhs(x, u, pc), outputs(x, u, pc)
-    seeds = ca.jtimes(ca.vertcat(xdot, y), ca.vertcat(x, u), ca.vertcat(dx, du))
+def fmu_functions(dynamics: CompiledDynamics, integrator: str) -> tuple[list[ca.Function], list[ca.Function]]:
+    """The five Functions of the C contract (ffmu_model.h), as two groups
+    for two translation units that compile in parallel: the simulation
+    functions, and the directional derivatives."""
     return [
-        ca.Function("ffmu_constants", [dynamics.constants.sx_in(0)], dynamics.constants.call(dynamics.constants.sx_in())),
+        rename(dynamics.constants, "ffmu_constants"),
         step_function(dynamics, integrator, name="ffmu_step"),
-        ca.Function("ffmu_derivatives", [x, u, pc], [xdot]),
-        ca.Function("ffmu_outputs", [x, u, pc], [y]),
-        ca.Function("ffmu_directional", [x, u, pc, dx, du], [seeds[: x.numel()], seeds[x.numel():]]),
-    ]
+        rename(dynamics.state_derivative, "ffmu_derivatives"),
+        rename(dynamics.outputs, "ffmu_outputs"),
+    ], [rename(dynamics.directional, "ffmu_directional")]
+
+
+def rename(function: ca.Function, name: str) -> ca.Function:
+    """``function`` under the C name ``name`` (a call of it)."""
+    symbols = function.mx_in()
+    return ca.Function(name, symbols, function.call(symbols))
 
 
 def model_structure(model, variables) -> Structure:
@@ -162,8 +163,9 @@ def export_fmu(model, output: str | Path, settings: ExportSettings = ExportSetti
     with tempfile.TemporaryDirectory(prefix="flexfmu-export-") as tmp:
         root = Path(tmp) / "fmu"
         sources = root / "sources"
-        dynamics = straight_line_dynamics(model)
-        generate_c(fmu_functions(dynamics, settings.integrator), sources)
+        dynamics = compiled_dynamics(model)
+        for basename, group in zip(GENERATED_FILES, fmu_functions(dynamics, settings.integrator)):
+            generate_c(group, sources, basename)
         codegen_s = time.perf_counter() - start
         _copy_static_sources(sources, identifier)
 
@@ -176,7 +178,7 @@ def export_fmu(model, output: str | Path, settings: ExportSettings = ExportSetti
             internal_step=h, source_files=list(C_FILES),
         )
         structure = model_structure(model, variables)
-        functions_c = (sources / "model_functions.c").read_text()
+        functions_c = "".join((sources / (name + ".c")).read_text() for name in GENERATED_FILES)
         guid = content_guid(
             model_description_xml(info, variables, structure, ""),
             model_data_c(model, "", settings.integrator, h, dynamics.size), functions_c,

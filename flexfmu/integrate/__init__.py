@@ -2,7 +2,7 @@
 
 A step Function maps (x, u, pc, h) to the state after one step of size h
 with the input held, pc = [p; c(p)] (see flexfmu.dynamics.compiled). It calls
-the straight-line right-hand side rather than expanding it, so generated C
+the compiled right-hand side rather than expanding it, so generated C
 holds the right-hand side once and a step is a few calls of it.
 
 - ``rk4``: classic explicit Runge-Kutta, fourth order. Accurate when
@@ -21,7 +21,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.compiled import StraightLineDynamics, ldl_solve
+from flexfmu.dynamics.compiled import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit")
 RK4_ACCURACY = 0.3  # h * omega_max for the default RK4 step
@@ -33,7 +33,7 @@ def _symbols(rhs: ca.Function):
     return ca.MX.sym("x", nx), ca.MX.sym("u", nu), ca.MX.sym("pc", npc), ca.MX.sym("h")
 
 
-def rk4_step(dynamics: StraightLineDynamics, name: str = "step") -> ca.Function:
+def rk4_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Function:
     """One classic RK4 step of dx/dt = f(x, u, pc)."""
     rhs = dynamics.state_derivative
     x, u, pc, h = _symbols(rhs)
@@ -44,14 +44,8 @@ def rk4_step(dynamics: StraightLineDynamics, name: str = "step") -> ca.Function:
     return ca.Function(name, [x, u, pc, h], [x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)], ["x", "u", "pc", "h"], ["x_next"])
 
 
-def spd_solver(n: int) -> ca.Function:
-    """(S, r) -> S^-1 r for a symmetric positive definite n x n S (unrolled LDL')."""
-    S, r = ca.SX.sym("S", n, n), ca.SX.sym("r", n)
-    return ca.Function("spd_solve", [S, r], [ldl_solve(S, r)], ["S", "r"], ["x"], {"cse": True})
-
-
 def implicit_midpoint_step(
-    dynamics: StraightLineDynamics, iterations: int = NEWTON_ITERATIONS, name: str = "step"
+    dynamics: CompiledDynamics, iterations: int = NEWTON_ITERATIONS, name: str = "step"
 ) -> ca.Function:
     """One implicit midpoint step with a simplified Newton iteration.
 
@@ -62,25 +56,22 @@ def implicit_midpoint_step(
     (the stiff part of the arm) instead of the full Jacobian, so no
     derivative of the dynamics is generated; ``iterations`` is fixed, which
     bounds the cost of a step. The predictor is an explicit Euler half step.
+    The correction S^-1 F is ``dynamics.newton_correction``.
     """
     rhs = dynamics.state_derivative
     x, u, pc, h = _symbols(rhs)
     n = x.numel() // 2
     q0, v0 = x[:n], x[n:]
-    K, D = dynamics.structure(pc)
-    solve = spd_solver(n)
     w = v0 + h / 2 * rhs(x, u, pc)[n:]
     for _ in range(iterations):
-        M, force = dynamics.terms(q0 + h / 2 * w, w, u, pc)
-        residual = ca.mtimes(M, w - v0) - h / 2 * force
-        w = w - solve(M + h / 2 * D + h**2 / 4 * K, residual)
+        w = w - dynamics.newton_correction(q0 + h / 2 * w, w, v0, u, pc, h)
     return ca.Function(name, [x, u, pc, h], [ca.vertcat(q0 + h * w, 2 * w - v0)], ["x", "u", "pc", "h"], ["x_next"])
 
 
 STEP_BUILDERS = {"rk4": rk4_step, "implicit": implicit_midpoint_step}
 
 
-def step_function(dynamics: StraightLineDynamics, integrator: str, name: str = "step") -> ca.Function:
+def step_function(dynamics: CompiledDynamics, integrator: str, name: str = "step") -> ca.Function:
     """The step Function (x, u, pc, h) -> x_next of the named integrator."""
     if integrator not in STEP_BUILDERS:
         raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}, got {integrator!r}")
