@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import casadi as ca
+import numpy as np
 
 from flexfmu.dynamics.articulated import (
     FRAME, BodyLayout, link_acceleration, link_articulated, link_kinematics, link_structure,
@@ -138,46 +139,59 @@ def compiled_dynamics(model: Model) -> CompiledDynamics:
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
     links = _links(g.coords, g.bodies, npar)
     rotors = rotor_inertias(g.rows, g.P)
-    c = ca.vertcat(*[_body_constants(j, body, link.layout, g.P, rotors[j][0])
-                     for j, (body, link) in enumerate(zip(g.bodies, links))])
-    constants = ca.Function("constants", [g.P.vector], [ca.densify(c)], ["p"], ["c"], {"cse": True})
+    bodies = [_body_constants(j, body, link.layout, g.P, rotors[j][0])
+              for j, (body, link) in enumerate(zip(g.bodies, links))]
 
-    u = ca.SX.sym("u", nu)
+    # torques, friction and springs (q-space) and the outputs, with their
+    # parameter-only parts (damping from ratios, tangents over lengths, ...)
+    # hoisted into constants like the bodies'; K and D are constants whole
+    u, qdd = ca.SX.sym("u", nu), ca.SX.sym("qdd", n)
     force = ca.mtimes(input_matrix(g.rows), u) - spring_forces(g.rows, g.P, g.q) \
         - dissipation(g.rows, g.bodies, g.P, g.qd)
-    generalized = ca.Function("generalized_forces", [g.q, g.qd, u, g.P.vector], [force], {"cse": True})
+    y = model.kinematic_outputs(g.q, g.qd, qdd, g.P.vector)
+    packed, symbols, parametric = ca.extract_parametric(ca.vertcat(force, y), g.P.vector)
+    hoisted = ca.vertcat(*symbols)
+    K, D = model.structure_matrices(g.P.vector)
+    c = ca.vertcat(*bodies, *parametric, K.nz[:], D.nz[:])
+    constants = ca.Function("constants", [g.P.vector], [ca.densify(c)], ["p"], ["c"], {"cse": True})
+    offsets = np.cumsum([npar + sum(link.layout.size for link in links), hoisted.numel(), K.nnz(), D.nnz()])
+    generalized = ca.Function("generalized_forces", [g.q, g.qd, u, g.P.vector, hoisted], [packed[:n]], {"cse": True})
+    kinematic = ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.P.vector, hoisted], [packed[n:]], {"cse": True})
+
     passes = _Passes(links, n)
-
     xm, um, pcm = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", npar + c.numel())
-    q, qd, p = xm[:n], xm[n:], pcm[:npar]
-    qdd = passes.solve(passes.kinematics(q, qd, pcm), generalized(q, qd, um, p))
-    calls = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, qdd)], ["x", "u", "pc"], ["xdot"])
+    q, qd, p, s = xm[:n], xm[n:], pcm[:npar], pcm[offsets[0]:offsets[1]]
+    accelerations = passes.solve(passes.kinematics(q, qd, pcm), generalized(q, qd, um, p, s))
+    calls = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, accelerations)],
+                        ["x", "u", "pc"], ["xdot"])
     rhs = calls.expand()
-
-    qdd_s = ca.SX.sym("qdd", n)
-    kinematic = ca.Function("kinematic_outputs", [g.q, g.qd, qdd_s, g.P.vector],
-                            [model.kinematic_outputs(g.q, g.qd, qdd_s, g.P.vector)], {"cse": True})
-    outputs = ca.Function("outputs", [xm, um, pcm], [kinematic(q, qd, rhs(xm, um, pcm)[n:], p)],
+    outputs = ca.Function("outputs", [xm, um, pcm], [kinematic(q, qd, rhs(xm, um, pcm)[n:], p, s)],
                           ["x", "u", "pc"], ["y"])
     xdot = calls(xm, um, pcm)
-    y = kinematic(q, qd, xdot[n:], p)
     dx, du = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu)
-    seeds = ca.jtimes(ca.vertcat(xdot, y), ca.vertcat(xm, um), ca.vertcat(dx, du))
+    seeds = ca.jtimes(ca.vertcat(xdot, kinematic(q, qd, xdot[n:], p, s)), ca.vertcat(xm, um), ca.vertcat(dx, du))
     directional = ca.Function("directional", [xm, um, pcm, dx, du], [seeds[:2 * n], seeds[2 * n:]],
                               ["x", "u", "pc", "dx", "du"], ["dxdot", "dy"])
-    return CompiledDynamics(constants, rhs, outputs, directional,
-                            _newton_correction(model, passes, generalized, links).expand())
+
+    def structure(pc: ca.MX) -> tuple[ca.MX, ca.MX]:
+        return (ca.MX(K.sparsity(), pc[offsets[1]:offsets[2]]), ca.MX(D.sparsity(), pc[offsets[2]:offsets[3]]))
+
+    def forces(q, qd, u, pc):
+        return generalized(q, qd, u, pc[:npar], pc[offsets[0]:offsets[1]])
+
+    newton = _newton_correction(model, passes, forces, structure, pcm.numel())
+    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
 
 
-def _newton_correction(model: Model, passes: _Passes, generalized: ca.Function, links: list[_Link]) -> ca.Function:
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
-    q, qd, v0, u = (ca.MX.sym(name, size) for name, size in (("q", n), ("qd", n), ("v0", n), ("u", nu)))
-    pc, h = ca.MX.sym("pc", npar + sum(link.layout.size for link in links)), ca.MX.sym("h")
+def _newton_correction(model: Model, passes: _Passes, forces, structure, size: int) -> ca.Function:
+    n, nu = len(model.coordinates), len(model.inputs)
+    q, qd, v0, u = (ca.MX.sym(name, k) for name, k in (("q", n), ("qd", n), ("v0", n), ("u", nu)))
+    pc, h = ca.MX.sym("pc", size), ca.MX.sym("h")
     bodies = passes.kinematics(q, qd, pc)
-    r = qd - v0 - h / 2 * passes.solve(bodies, generalized(q, qd, u, pc[:npar]))
-    K, D = model.structure_matrices(pc[:npar])
+    r = qd - v0 - h / 2 * passes.solve(bodies, forces(q, qd, u, pc))
+    K, D = structure(pc)
     stiffened = [(G + link_structure(link.layout)(passes.body_constants(pc, link), h), ca.MX(G.shape[0], 1), T)
-                 for link, (G, _, T) in zip(links, bodies)]
+                 for link, (G, _, T) in zip(passes.links, bodies)]
     correction = r - passes.solve(stiffened, ca.mtimes(h / 2 * D + h**2 / 4 * K, r))
     return ca.Function("newton_correction", [q, qd, v0, u, pc, h], [correction],
                        ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
