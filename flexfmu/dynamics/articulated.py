@@ -230,8 +230,8 @@ def symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
 
 
 def small_spd_solve(A: ca.SX, B: ca.SX) -> ca.SX:
-    """A^-1 B for a small symmetric positive definite A, by an unrolled LDL'
-    (one division per pivot)."""
+    """A^-1 B for a small symmetric positive definite A, by an unrolled LDL'.
+    Products with 1/D let CasADi cancel D (1/D) where it appears."""
     n, zero = A.shape[0], ca.SX.zeros(1, B.shape[1])
     L = [[None] * n for _ in range(n)]
     inverse = [None] * n  # 1 / D
