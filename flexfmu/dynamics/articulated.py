@@ -79,6 +79,10 @@ class BodyLayout:
     def modal_columns(self) -> list[int]:
         return list(range(FRAME + self.flexible_joint, self.velocity))
 
+    def name(self, template: str) -> str:
+        """C-friendly name of ``template`` for this layout."""
+        return f"{template}_{self.modes}{'_rotor' * self.flexible_joint}"
+
     def pack(self, values: dict) -> ca.SX:
         """Stack named SX values into this body's constant vector."""
         parts = [values[name] for name in self.SCALARS]
@@ -166,7 +170,7 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
     turn = ca.mtimes(body["distal_rotation"], f) if k else 0
     turn_rate = ca.mtimes(body["distal_rotation"], fd) if k else 0
     return ca.Function(
-        f"link_kinematics_{k}{'_rotor' * layout.flexible_joint}",
+        layout.name("link_kinematics"),
         [z, zd, phi_in, phid_in, o_vp, c], [G, F, T, phi + turn, phid + turn_rate, o_vp_out],
         {"cse": True},
     )
@@ -177,7 +181,7 @@ def link_structure(layout: BodyLayout) -> ca.Function:
     """(c, h) -> C = h/2 D + h^2/4 K, the body's part of the Newton matrix."""
     c, h = ca.SX.sym("c", layout.size), ca.SX.sym("h")
     K, D = _structure(layout.unpack(c), layout)
-    return ca.Function(f"link_structure_{layout.modes}{'_rotor' * layout.flexible_joint}", [c, h],
+    return ca.Function(layout.name("link_structure"), [c, h],
                        [h / 2 * D + h**2 / 4 * K], {"cse": True})
 
 
@@ -200,7 +204,7 @@ def link_articulated(layout: BodyLayout) -> ca.Function:
     K, zb = solved[:, :FRAME], solved[:, FRAME]
     Ib = IA[:FRAME, :FRAME] - symmetric_product(U[:FRAME, :].T, K)
     pb = pA[:FRAME] + ca.mtimes(U[:FRAME, :], zb)
-    return ca.Function(f"link_articulated_{layout.modes}{'_rotor' * layout.flexible_joint}",
+    return ca.Function(layout.name("link_articulated"),
                        [G, F, T, Ib_child, pb_child, Q], [Ib, pb, K, zb], {"cse": True})
 
 
@@ -214,7 +218,7 @@ def link_acceleration(layout: BodyLayout) -> ca.Function:
     a[:FRAME] = Vdot
     for r, i in enumerate(layout.joint_columns):
         a[i] += zdd[r]
-    return ca.Function(f"link_acceleration_{layout.modes}{'_rotor' * layout.flexible_joint}",
+    return ca.Function(layout.name("link_acceleration"),
                        [Vdot, K, zb, T], [zdd, ca.mtimes(T, a)], {"cse": True})
 
 
