@@ -56,7 +56,8 @@ def measure(model, label: str, settings: ExportSettings, work: Path, count: int,
     with zipfile.ZipFile(fmu) as archive:
         archive.extractall(unzipped)
     library = unzipped / "binaries" / "linux64" / f"{model.arm.name}.so"
-    out = subprocess.run([str(dostep), str(library), report.guid, "1e-3", str(count), str(repeats)],
+    out = subprocess.run([str(dostep), str(library), report.guid, "1e-3", str(count), str(repeats),
+                          str(len(model.inputs))],
                          capture_output=True, text=True, check=True).stdout.split()
     rhs_binary = unzipped / "time_rhs"
     sources = unzipped / "sources"
@@ -87,7 +88,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-") as tmp:
         work = Path(tmp)
         dostep = work / "time_dostep"
-        compile_driver(HERE / "c" / "time_dostep.c", dostep)
+        compile_driver(HERE / "c" / "time_dostep.c", dostep, f"-I{resources.files('flexfmu.fmu') / 'c'}")
         cases = [(name, build_model(load_arm(ARMS / f"{name}.toml"))) for name in ("yu_chen_2dof", "subudhi_morris_2link")]
         cases += [(f"chain{n}", build_model(chain(n))) for n in range(1, args.max_links + 1)]
         for label, model in cases:
