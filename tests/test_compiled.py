@@ -14,8 +14,13 @@ from flexfmu.integrate import implicit_midpoint_step
 from tests.conftest import EXAMPLE_ARMS, example_model
 
 
-def parameters_and_constants(model, dynamics):
+def parameters_and_constants(model, dynamics, rng=None):
+    """p (nominal, or every entry perturbed by up to 10 % and gravity by
+    0.5 m/s2 when ``rng`` is given) and pc = [p; c(p)]."""
     p = model.nominal_parameters
+    if rng is not None:
+        p = p * rng.uniform(0.9, 1.1, p.size)
+        p += [rng.uniform(-0.5, 0.5) if name.startswith("gravity.") else 0.0 for name in model.parameters]
     return p, np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
 
 
@@ -31,12 +36,12 @@ MODELS["chain4"] = lambda: build_model(chain(4))
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_articulated_accelerations_equal_the_mass_matrix_solve(name):
     """qdd from the O(N) passes equals M(q)^-1 (B u - h) from the closed form
-    and CasADi's LDL, at random states, inputs and poses."""
+    and CasADi's LDL, at random states, inputs, poses and parameters."""
     model = MODELS[name]()
     dynamics = compiled_dynamics(model)
-    p, pc = parameters_and_constants(model, dynamics)
     rng = np.random.default_rng(7)
     for _ in range(5):
+        p, pc = parameters_and_constants(model, dynamics, rng)
         x, u = random_point(model, rng)
         fast = np.array(dynamics.state_derivative(x, u, pc)).ravel()
         reference = np.array(model.state_derivative(x, u, p)).ravel()
@@ -49,8 +54,8 @@ def test_newton_correction_equals_the_dense_formula(name):
     the passes with the structure folded into each body."""
     model = MODELS[name]()
     dynamics = compiled_dynamics(model)
-    p, pc = parameters_and_constants(model, dynamics)
     rng = np.random.default_rng(3)
+    p, pc = parameters_and_constants(model, dynamics, rng)
     n = len(model.coordinates)
     (x, u), v0, h = random_point(model, rng), rng.normal(size=n), 1e-3
     q, w = x[:n], x[n:]
