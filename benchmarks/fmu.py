@@ -33,12 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.derivation import chain  # noqa: E402
 from benchmarks.others import casadi_export_fmu_row, time_fmpy_dostep  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
+from flexfmu.fmu.build import GENERATED_SOURCES  # noqa: E402
 from flexfmu.fmu.export import ExportSettings, export_fmu  # noqa: E402
 from flexfmu.fmu.pythonfmu_backend import export_pythonfmu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ARMS = HERE.parent / "fmus" / "arms"
-GENERATED_C = ("model_functions.c", "model_directional.c")
 TARGETS = {"yu_chen_2dof rk4 ns": 2000.0, "chain10 rk4 ns": 30000.0, "chain10 export s": 10.0}
 
 
@@ -70,7 +70,7 @@ def measure(model, label: str, settings: ExportSettings, work: Path, count: int,
         "omega_max_rad_s": report.omega_max, "codegen_s": report.codegen_s, "compile_s": report.compile_s,
         "export_total_s": report.total_s, "dostep_ns_median": float(out[0]), "dostep_ns_min": float(out[1]),
         "rhs_ns_median": float(rhs[0]),
-        "sources_kb": sum((sources / name).stat().st_size for name in GENERATED_C) / 1024,
+        "sources_kb": sum((sources / name).stat().st_size for name in GENERATED_SOURCES) / 1024,
     }
 
 

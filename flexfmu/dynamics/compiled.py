@@ -104,7 +104,7 @@ class _Passes:
     """MX graphs of the articulated-body passes over the links of one Model."""
 
     def __init__(self, links: list[_Link], n: int):
-        self.links, self.n = links, n
+        self.links = links
         order = [k for link in links for k in link.indices]
         self.permutation = [order.index(k) for k in range(n)]  # z-order -> q-order
 

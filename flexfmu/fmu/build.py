@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 COMMON = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
-GENERATED = {name: ["-Wno-unused-parameter"] for name in ("model_functions.c", "model_directional.c")}
+# CasADi-generated sources (flexfmu.fmu.export writes them), which need
+# -Wno-unused-parameter
+GENERATED_SOURCES = ("model_functions.c", "model_directional.c")
 
 
 class BuildError(RuntimeError):
@@ -35,11 +37,10 @@ def compile_shared_library(sources: Path, c_files: list[str], output: Path, work
     cc = compiler()
     work.mkdir(parents=True, exist_ok=True)
     objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
-    running = [
-        (command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        for command in ([cc, *COMMON, *GENERATED.get(name, []), f"-I{sources}", "-c", str(sources / name), "-o", obj]
-                        for name, obj in zip(c_files, objects))
-    ]
+    commands = [[cc, *COMMON, *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
+                 f"-I{sources}", "-c", str(sources / name), "-o", obj] for name, obj in zip(c_files, objects)]
+    running = [(command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+               for command in commands]
     finished = [(command, process.communicate()[0], process.returncode) for command, process in running]
     failures = [f"{' '.join(command)}\n{log}" for command, log, code in finished if code != 0]
     if failures:

@@ -26,7 +26,7 @@ import casadi as ca
 from flexfmu import __version__
 from flexfmu.codegen import generate_c
 from flexfmu.dynamics.compiled import CompiledDynamics, compiled_dynamics
-from flexfmu.fmu.build import compile_shared_library
+from flexfmu.fmu.build import GENERATED_SOURCES, compile_shared_library
 from flexfmu.fmu.description import Description, Structure, model_description_xml
 from flexfmu.fmu.model_data import model_data_c
 from flexfmu.fmu.variables import VR_ACCELERATION, VR_INPUT, VR_OUTPUT, VR_STATE, fmu_variables
@@ -35,8 +35,7 @@ from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_freque
 INTERFACES = ("cs", "me", "both")
 GLUE_FILES = ("fmi2_glue.c", "ffmu_model.h")
 FMI_HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
-GENERATED_FILES = ("model_functions", "model_directional")
-C_FILES = ("fmi2_glue.c", "model_data.c", *(name + ".c" for name in GENERATED_FILES))
+C_FILES = ("fmi2_glue.c", "model_data.c", *GENERATED_SOURCES)
 
 
 class ExportError(ValueError):
@@ -164,8 +163,8 @@ def export_fmu(model, output: str | Path, settings: ExportSettings = ExportSetti
         root = Path(tmp) / "fmu"
         sources = root / "sources"
         dynamics = compiled_dynamics(model)
-        for basename, group in zip(GENERATED_FILES, fmu_functions(dynamics, settings.integrator)):
-            generate_c(group, sources, basename)
+        for name, group in zip(GENERATED_SOURCES, fmu_functions(dynamics, settings.integrator)):
+            generate_c(group, sources, Path(name).stem)
         codegen_s = time.perf_counter() - start
         _copy_static_sources(sources, identifier)
 
@@ -178,7 +177,7 @@ def export_fmu(model, output: str | Path, settings: ExportSettings = ExportSetti
             internal_step=h, source_files=list(C_FILES),
         )
         structure = model_structure(model, variables)
-        functions_c = "".join((sources / (name + ".c")).read_text() for name in GENERATED_FILES)
+        functions_c = "".join((sources / name).read_text() for name in GENERATED_SOURCES)
         guid = content_guid(
             model_description_xml(info, variables, structure, ""),
             model_data_c(model, "", settings.integrator, h, dynamics.size), functions_c,
