@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.derivation import chain  # noqa: E402
 from benchmarks.others import casadi_export_fmu_row, time_fmpy_dostep  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
-from flexfmu.fmu.build import GENERATED_SOURCES  # noqa: E402
-from flexfmu.fmu.export import ExportSettings, export_fmu  # noqa: E402
-from flexfmu.fmu.pythonfmu_backend import export_pythonfmu  # noqa: E402
+from flexfmu.targets.build import GENERATED_SOURCES  # noqa: E402
+from flexfmu.targets import ExportSettings, export_fmu  # noqa: E402
+from flexfmu.targets.pythonfmu import export_pythonfmu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ARMS = HERE.parent / "fmus" / "arms"
@@ -88,7 +88,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-") as tmp:
         work = Path(tmp)
         dostep = work / "time_dostep"
-        compile_driver(HERE / "c" / "time_dostep.c", dostep, f"-I{resources.files('flexfmu.fmu') / 'c'}")
+        compile_driver(HERE / "c" / "time_dostep.c", dostep, f"-I{resources.files('flexfmu.targets') / 'c'}")
         cases = [(name, build_model(load_arm(ARMS / f"{name}.toml"))) for name in ("yu_chen_2dof", "subudhi_morris_2link")]
         cases += [(f"chain{n}", build_model(chain(n))) for n in range(1, args.max_links + 1)]
         for label, model in cases:

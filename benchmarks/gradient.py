@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.closed_loop import ClosedLoop  # noqa: E402
-from harness.cosim import grid_of, initial_state  # noqa: E402
-from harness.scenario import load_scenario  # noqa: E402
+from flexfmu.control.scenario import load_scenario  # noqa: E402
 
 CASES = (("quintic_ct", None), ("quintic_composite", None), ("pd_circle", 4.0))
 TARGET = 5.0
@@ -58,7 +57,7 @@ def bench_case(name: str, duration: float | None, repeats: int) -> dict:
         scenario = dataclasses.replace(scenario, duration=duration)
     model = build_model(load_arm(scenario.arm_path))
     law = scenario.law(model)
-    loop = ClosedLoop(model, law, scenario.reference(model), grid_of(scenario), initial_state(model, scenario))
+    loop = ClosedLoop(model, law, scenario.reference(model), scenario.grid(), scenario.initial_state(model))
     gains, pc = law.gain_vector(), loop.parameters_with_constants()
     generic = generic_reverse(loop)
 

@@ -1,4 +1,11 @@
-"""The ``flexfmu`` command line: each command module adds its own parser."""
+"""The ``flexfmu`` command line: each command module adds its own parser.
+
+One error path for all of them: a problem with the user's input (a
+:class:`flexfmu.errors.FlexfmuError`, a file that cannot be read or
+written, a wrong option) is printed as ``error: ...`` and exits with status
+2; a check that ran and failed exits with 1. ``--debug`` shows the
+traceback instead.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +13,47 @@ import argparse
 import sys
 
 from flexfmu.commands import crosscheck, demo, export, info, plan, simulate, tune, validate
-from flexfmu.spec.errors import SpecError
+from flexfmu.errors import FlexfmuError
 
 COMMANDS = (info, simulate, export, validate, crosscheck, tune, plan, demo)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="flexfmu", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (and exit status 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="flexfmu", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
-    except SpecError as error:
-        print(error, file=sys.stderr)
+    except (FlexfmuError, OSError) as error:
+        if args.debug:
+            raise
+        print(f"error: {describe(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def describe(error: Exception) -> str:
+    """The user-facing message of an input error."""
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error)
 
 
 if __name__ == "__main__":

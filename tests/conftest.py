@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 
 import flexfmu
+from flexfmu.data import arm_names, resolve_arm
 
-ARMS_DIR = Path(__file__).resolve().parent.parent / "fmus" / "arms"
-EXAMPLE_ARMS = sorted(path.stem for path in ARMS_DIR.glob("*.toml"))
+ARMS_DIR = resolve_arm("yu_chen_2dof").parent  # the example arms' folder (package data)
+EXAMPLE_ARMS = arm_names()
 
 
 @lru_cache(maxsize=None)

@@ -9,7 +9,6 @@ import pytest
 from benchmarks.derivation import chain
 from flexfmu import build_model
 from flexfmu.codegen import generate_c
-from flexfmu.dynamics.compiled import compiled_dynamics
 from flexfmu.integrate import implicit_midpoint_step
 from tests.conftest import EXAMPLE_ARMS, example_model
 
@@ -38,7 +37,7 @@ def test_articulated_accelerations_equal_the_mass_matrix_solve(name):
     """qdd from the O(N) passes equals M(q)^-1 (B u - h) from the closed form
     and CasADi's LDL, at random states, inputs, poses and parameters."""
     model = MODELS[name]()
-    dynamics = compiled_dynamics(model)
+    dynamics = model.compiled
     rng = np.random.default_rng(7)
     for _ in range(5):
         p, pc = parameters_and_constants(model, dynamics, rng)
@@ -53,7 +52,7 @@ def test_newton_correction_equals_the_dense_formula(name):
     """(M + h/2 D + h^2/4 K)^-1 M r with the Model's M, D, K, evaluated by
     the passes with the structure folded into each body."""
     model = MODELS[name]()
-    dynamics = compiled_dynamics(model)
+    dynamics = model.compiled
     rng = np.random.default_rng(3)
     p, pc = parameters_and_constants(model, dynamics, rng)
     n = len(model.coordinates)
@@ -72,7 +71,7 @@ def test_implicit_step_solves_the_midpoint_equation():
     equation w = v0 + h/2 qdd(q0 + h/2 w, w) satisfied to 1e-9 relative
     on the stiff arm at its default step."""
     model = example_model("subudhi_morris_2link")
-    dynamics = compiled_dynamics(model)
+    dynamics = model.compiled
     p, pc = parameters_and_constants(model, dynamics)
     n, h = len(model.coordinates), 5e-4
     x, u = random_point(model, np.random.default_rng(5))
@@ -85,7 +84,7 @@ def test_implicit_step_solves_the_midpoint_equation():
 
 
 def generated_kilobytes(links: int, directory) -> float:
-    dynamics = compiled_dynamics(build_model(chain(links)))
+    dynamics = build_model(chain(links)).compiled
     paths = generate_c([dynamics.state_derivative, dynamics.directional], directory / str(links))
     return paths[0].stat().st_size / 1024
 

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from fmpy.fmi2 import FMU2Model, FMU2Slave
 
-from flexfmu.fmu.export import ExportError, ExportSettings, export_fmu
-from flexfmu.fmu.validate import validate_fmu
-from harness.fmu_runner import piecewise_constant, run_fmu
-from harness.reference import simulate_reference
+from flexfmu.targets import ExportError, ExportSettings, export_fmu
+from flexfmu.targets.validate import validate_fmu
+from flexfmu.control.controllers import HeldInputs
+from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.reference import simulate_reference
 from tests.conftest import EXAMPLE_ARMS, example_model
 
 pytestmark = pytest.mark.compiler
@@ -72,10 +73,12 @@ def reference_and_fmu(name, report, interface, duration=5.0):
     x0 = np.zeros(2 * len(model.coordinates))
     for key, value in start.items():
         x0[model.coordinates.index(key)] = value
-    reference = simulate_reference(model, duration, 1e-3, x0=x0, inputs=piecewise_constant(switches))
-    angles = [n for n in model.output_names if n.endswith(".angle")]
-    fmu = run_fmu(report.path, duration, 1e-3, model.inputs, switches, angles, interface=interface,
-                  start_values=start, relative_tolerance=1e-10)
+    held = HeldInputs(switches, model.inputs)
+    reference = simulate_reference(model, duration, 1e-3, x0=x0, inputs=held)
+    angles = model.outputs_of("joint_angle") + model.outputs_of("motor_angle")
+    grid = np.linspace(0.0, duration, int(round(duration / 1e-3)) + 1)
+    fmu = run_fmu(report.path, model, held, grid, start, {"CoSimulation": "cs", "ModelExchange": "me"}[interface],
+                  angles)
     return reference, fmu, angles
 
 
@@ -244,7 +247,7 @@ def test_bad_settings_leave_no_file(tmp_path):
 
 
 def test_compiler_failure_leaves_no_file(tmp_path, monkeypatch):
-    from flexfmu.fmu.build import BuildError
+    from flexfmu.targets.build import BuildError
 
     monkeypatch.setenv("CC", "false")
     target = tmp_path / "broken.fmu"

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 import flexfmu
-from harness.compare import compare_runs
-from harness.crosscheck import crosscheck, run_case
-from harness.result import Result
-from harness.scenario import ARMS_DIR, ScenarioError, load_scenario, scenario_names
+from flexfmu.harness.compare import compare_runs
+from flexfmu.harness.crosscheck import crosscheck, run_case
+from flexfmu.harness.result import Result
+from flexfmu.control.scenario import ScenarioError, load_scenario, scenario_names
+from tests.conftest import ARMS_DIR, example_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.compiler]
 
@@ -26,12 +27,13 @@ def test_every_scenario_loads_and_names_an_example_arm():
     for name in scenario_names():
         scenario = load_scenario(name)
         model = flexfmu.build_model(flexfmu.load_arm(scenario.arm_path))
-        assert set(scenario.outputs) <= set(model.output_names)
-        assert scenario.tolerance(scenario.outputs[0]) > 0
+        compared = scenario.compared(model)
+        assert compared and all(tolerance > 0 for _, tolerance in compared)
+        assert {name for name, _ in compared} <= set(model.output_names)
 
 
 def test_unknown_scenario_is_a_clear_error():
-    with pytest.raises(ScenarioError, match="known: bang_bang"):
+    with pytest.raises(ScenarioError, match="examples: bang_bang"):
         load_scenario("no_such_scenario")
 
 
@@ -39,7 +41,7 @@ def test_comparison_figures():
     t = np.linspace(0, 1, 101)
     a = Result(t, ["s"], ["m"], np.sin(2 * np.pi * t)[:, None])
     b = Result(t, ["s"], ["m"], (np.sin(2 * np.pi * t) + 0.01 * t)[:, None])
-    (row,) = compare_runs({"a": a, "b": b}, ["s"], lambda name: 0.02)
+    (row,) = compare_runs({"a": a, "b": b}, [("s", 0.02)])
     assert row.max_abs == pytest.approx(0.01)
     assert row.rms == pytest.approx(0.01 * np.sqrt(np.mean(t**2)))
     assert row.relative_to_range == pytest.approx(0.01 / np.ptp(np.sin(2 * np.pi * t)))
@@ -74,7 +76,7 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     markdown = (tmp_path / "report.md").read_text()
     (case,) = data["cases"]
     assert set(case["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
-    assert len(case["comparisons"]) == 6 * len(load_scenario("bang_bang").outputs)
+    assert len(case["comparisons"]) == 6 * len(load_scenario("bang_bang").compared(example_model("subudhi_morris_2link")))
     for c in case["comparisons"]:
         assert f"| {c['first']} vs {c['second']} | {c['output']} | {c['max_abs']:.3e} |" in markdown
     assert (tmp_path / case["plot"]).stat().st_size > 20_000
@@ -85,9 +87,10 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     """The same torques from a CSV file and from switch points give the same
     run; a parameter override (start value) reproduces the reference with
     that parameter."""
-    from flexfmu.fmu.export import export_fmu
-    from harness.fmu_runner import piecewise_constant, run_fmu
-    from harness.reference import simulate_reference
+    from flexfmu.control.controllers import HeldInputs
+    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.runner import run_fmu
+    from flexfmu.targets import export_fmu
 
     model = flexfmu.build_model(flexfmu.load_arm(SUBUDHI))
     fmu = export_fmu(model, tmp_path / "sm.fmu").path
@@ -96,11 +99,12 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     csv_path.write_text("time [s],tau[1] [N.m],tau[2] [N.m]\n0.0,0.2,0.1\n0.3,-0.2,0.0\n")
     angles = ["joint[1].angle", "joint[2].angle"]
     heavier = {"payload.mass": 0.3}
-    from_list = run_fmu(fmu, 0.6, 1e-3, model.inputs, switches, angles, start_values=heavier)
-    from_csv = run_fmu(fmu, 0.6, 1e-3, model.inputs, csv_path, angles, start_values=heavier)
-    reference = simulate_reference(model, 0.6, 1e-3, inputs=piecewise_constant(switches),
-                                   p=model.parameter_vector(heavier))
-    nominal = simulate_reference(model, 0.6, 1e-3, inputs=piecewise_constant(switches))
+    grid = np.linspace(0.0, 0.6, 601)
+    held = HeldInputs(switches, model.inputs)
+    from_list = run_fmu(fmu, model, held, grid, heavier, record=angles)
+    from_csv = run_fmu(fmu, model, HeldInputs.from_csv(csv_path, model.inputs), grid, heavier, record=angles)
+    reference = simulate_reference(model, 0.6, 1e-3, inputs=held, p=model.parameter_vector(heavier))
+    nominal = simulate_reference(model, 0.6, 1e-3, inputs=held)
     for angle in angles:
         assert np.array_equal(from_list[angle], from_csv[angle])
         assert np.abs(from_csv[angle] - reference[angle]).max() < 1e-6

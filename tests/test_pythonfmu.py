@@ -12,11 +12,12 @@ import pytest
 from fmpy.fmi2 import FMU2Slave
 from fmpy.validation import validate_fmu
 
-from flexfmu.fmu.export import ExportError
-from flexfmu.fmu.pythonfmu_backend import export_controller_fmu, export_pythonfmu
-from harness.fmu_runner import piecewise_constant, run_fmu
-from harness.reference import simulate_reference
-from harness.scenario import load_scenario
+from flexfmu.control.controllers import HeldInputs
+from flexfmu.control.scenario import load_scenario
+from flexfmu.errors import FlexfmuError
+from flexfmu.harness.reference import simulate_reference
+from flexfmu.harness.runner import run_fmu
+from flexfmu.targets.pythonfmu import export_controller_fmu, export_pythonfmu
 from tests.conftest import ARMS_DIR, example_model
 
 pytestmark = pytest.mark.slow
@@ -40,9 +41,9 @@ def _bang_bang_runs(path, duration: float, overrides: dict | None = None):
     """The FMU's and the reference's joint angles under the bang-bang torques,
     both with ``overrides`` of the parameters."""
     model = example_model(ARM)
-    run = run_fmu(path, duration, 1e-3, model.inputs, BANG_BANG, ANGLES, start_values=overrides)
-    reference = simulate_reference(model, duration, 1e-3, inputs=piecewise_constant(BANG_BANG),
-                                   p=model.parameter_vector(overrides))
+    held, grid = HeldInputs(BANG_BANG, model.inputs), np.linspace(0.0, duration, int(round(duration / 1e-3)) + 1)
+    run = run_fmu(path, model, held, grid, overrides, record=ANGLES)
+    reference = simulate_reference(model, duration, 1e-3, inputs=held, p=model.parameter_vector(overrides))
     assert np.allclose(run.time, reference.time)
     return run, reference
 
@@ -69,22 +70,22 @@ def test_tunable_parameter_changes_the_trajectory_as_in_the_reference(plant_fmu)
     model = example_model(ARM)
     heavier = {"payload.mass": 3 * model.parameters["payload.mass"]}
     run, reference = _bang_bang_runs(plant_fmu, 1.0, heavier)
-    nominal = simulate_reference(model, 1.0, 1e-3, inputs=piecewise_constant(BANG_BANG))
+    nominal = simulate_reference(model, 1.0, 1e-3, inputs=HeldInputs(BANG_BANG, model.inputs))
     assert _largest_difference(run, nominal) > 1e-3
     assert _largest_difference(run, reference) < 1e-6
 
 
 def test_start_value_of_a_coordinate_sets_the_initial_pose(plant_fmu):
     model = example_model(ARM)
-    run = run_fmu(plant_fmu, 0.01, 1e-3, model.inputs, [(0.0, [0.0, 0.0])], ANGLES,
-                  start_values={"theta[1]": 0.3})
+    run = run_fmu(plant_fmu, model, HeldInputs([(0.0, [0.0, 0.0])], model.inputs), [0.0, 0.001, 0.002],
+                  {"theta[1]": 0.3}, record=ANGLES)
     assert run["joint[1].angle"][0] == pytest.approx(0.3, abs=1e-12)
     assert run["joint[2].angle"][0] == pytest.approx(0.0, abs=1e-12)
 
 
-def test_missing_arm_file_is_an_export_error(tmp_path):
+def test_missing_arm_file_is_an_input_error(tmp_path):
     output = tmp_path / "missing.fmu"
-    with pytest.raises(ExportError, match="nowhere.toml"):
+    with pytest.raises(FlexfmuError, match="nowhere.toml"):
         export_pythonfmu(tmp_path / "nowhere.toml", output)
     assert not output.exists()
 

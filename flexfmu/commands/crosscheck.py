@@ -1,4 +1,4 @@
-"""``flexfmu crosscheck ARM.toml --scenario NAME [--out DIR]`` (or ``--all``).
+"""``flexfmu crosscheck ARM --scenario NAME [--out DIR]`` (or ``--all``).
 
 Runs the reference, the native FMU (co-simulation and model exchange), the
 Python-backed FMU and, in closed loop, a controller FMU; compares every pair
@@ -8,51 +8,48 @@ DIR; exits 1 when a comparison is outside its tolerance.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from flexfmu.commands._common import UsageError, add_arm, add_out, positive
 
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("crosscheck", help="cross-validate FMUs of an arm against the reference")
-    parser.add_argument("arm", nargs="?", help="arm specification (TOML); omit with --all")
-    parser.add_argument("--scenario", action="append", help="scenario name (repeatable; default: the arm's scenarios)")
+    add_arm(parser, optional=True)
+    parser.add_argument("--scenario", action="append",
+                        help="scenario name or file (repeatable; default: the scenarios written for the arm)")
     parser.add_argument("--all", action="store_true", help="every example arm with its scenarios")
-    parser.add_argument("--out", default="out/crosscheck", help="report directory (default: %(default)s)")
+    add_out(parser, "out/crosscheck")
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenarios to this many seconds")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from harness.crosscheck import all_cases, crosscheck, scenarios_for
-    from harness.scenario import ScenarioError, load_scenario, scenario_names
+    from flexfmu import load_arm
+    from flexfmu.control.scenario import load_scenario, scenario_names, scenarios_for
+    from flexfmu.data import resolve_arm
+    from flexfmu.harness.crosscheck import all_cases, crosscheck
 
     if args.all == bool(args.arm):
-        print("error: give an arm specification or --all (not both)", file=sys.stderr)
-        return 2
+        raise UsageError("give an arm (file or example name) or --all, not both")
+    duration = None if args.duration is None else positive("--duration", args.duration)
     if args.all:
         cases = all_cases()
     else:
-        names = args.scenario or scenarios_for(Path(args.arm).stem)
+        arm_file = resolve_arm(args.arm)
+        name = load_arm(arm_file).name
+        names = args.scenario or scenarios_for(name)
         if not names:
-            print(f"error: no scenario is written for {Path(args.arm).stem!r}; pass --scenario "
-                  f"(one of {', '.join(scenario_names())})", file=sys.stderr)
-            return 2
-        try:
-            for name in names:
-                load_scenario(name)
-        except ScenarioError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        cases = [(Path(args.arm), name) for name in names]
-    report = crosscheck(cases, Path(args.out), args.duration)
+            raise UsageError(f"no scenario is written for {name!r}; pass --scenario "
+                             f"(one of {', '.join(scenario_names())})")
+        for scenario in names:
+            load_scenario(scenario)
+        cases = [(arm_file, scenario) for scenario in names]
+    report = crosscheck(cases, Path(args.out), duration)
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
-    worst = {}
     for case in report["cases"]:
-        for c in case["comparisons"]:
-            key = (case["arm"], case["scenario"])
-            worst[key] = max(worst.get(key, 0.0), c["max_abs"] / c["tolerance"])
-    for (arm, scenario), ratio in worst.items():
-        print(f"{arm}/{scenario}: worst difference {ratio:.2g} x its tolerance")
+        worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
+        print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
     print(f"{'PASS' if not failed else 'FAIL'}: {len(failed)} failed comparison(s); report in {args.out}/report.md "
           f"({report['wall_time_s']:.0f} s)")
     return 1 if failed else 0

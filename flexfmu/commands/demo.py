@@ -10,31 +10,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flexfmu.commands._common import add_out
+
 CASES = (("yu_chen_2dof", "pd_circle"), ("subudhi_morris_2link", "bang_bang"))
 
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("demo", help="export, validate and cross-check the example arms (the main job)")
-    parser.add_argument("--out", default="out/main", help="output directory (default: %(default)s)")
+    add_out(parser, "out/main")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     from flexfmu import build_model, load_arm
-    from flexfmu.fmu.export import export_fmu
-    from flexfmu.fmu.validate import validate_fmu
-    from harness.crosscheck import crosscheck
-    from harness.scenario import ARMS_DIR
+    from flexfmu.data import resolve_arm
+    from flexfmu.harness.crosscheck import crosscheck
+    from flexfmu.targets import export_fmu
+    from flexfmu.targets.validate import validate_fmu
 
     out = Path(args.out)
     fmu = out / "yu_chen_2dof.fmu"
-    report = export_fmu(build_model(load_arm(ARMS_DIR / "yu_chen_2dof.toml")), fmu)
+    report = export_fmu(build_model(load_arm("yu_chen_2dof")), fmu)
     print(f"exported {fmu} (internal step {report.internal_step:.6g} s, {report.total_s:.1f} s)")
     validation = validate_fmu(fmu)
     for problem in validation.problems:
         print(f"problem: {problem}")
     print(f"validated {fmu}: {len(validation.problems)} problem(s)")
-    data = crosscheck([(ARMS_DIR / f"{arm}.toml", scenario) for arm, scenario in CASES], out)
+    data = crosscheck([(resolve_arm(arm), scenario) for arm, scenario in CASES], out)
     for case in data["cases"]:
         worst = max(c["max_abs"] / c["tolerance"] for c in case["comparisons"])
         print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")

@@ -1,13 +1,19 @@
-"""``flexfmu info ARM.toml [--json]``: what a Model of the arm holds."""
+"""``flexfmu info [ARM] [--json]``: what a Model of the arm holds.
+
+Without an arm, lists the example arms and scenarios that ship with flexfmu.
+"""
 
 from __future__ import annotations
 
 import json
 
+from flexfmu.commands._common import add_arm
+
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser("info", help="print coordinates, parameters, inputs and outputs of an arm")
-    parser.add_argument("arm", help="arm specification (TOML)")
+    parser = sub.add_parser("info", help="print coordinates, parameters, inputs and outputs of an arm "
+                                         "(without an arm: the examples)")
+    add_arm(parser, optional=True)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(run=run)
 
@@ -18,16 +24,39 @@ def describe(model) -> dict:
         "name": model.arm.name,
         "description": model.arm.description,
         "coordinates": model.coordinates,
+        "layout": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit} for c in model.layout],
         "parameters": [
-            {"name": r.name, "value": r.value, "unit": r.unit, "description": r.description}
+            {"name": r.name, "value": r.value, "unit": r.unit, "description": r.description, "tunable": r.tunable}
             for r in model.parameter_table
         ],
-        "inputs": [{"name": name, "unit": "N.m"} for name in model.inputs],
-        "outputs": [{"name": n, "unit": u} for n, u in zip(model.output_names, model.output_units)],
+        "inputs": [{"name": s.name, "unit": s.unit, "description": s.description} for s in model.input_table],
+        "outputs": [{"name": s.name, "unit": s.unit, "group": s.group} for s in model.output_table],
     }
 
 
+def examples() -> dict:
+    """The shipped example arms (with their descriptions) and scenarios."""
+    from flexfmu import load_arm
+    from flexfmu.control.scenario import load_scenario
+    from flexfmu.data import arm_names, scenario_names
+
+    return {"arms": {name: load_arm(name).description for name in arm_names()},
+            "scenarios": {name: f"{s.arm}: {s.description}"
+                          for name in scenario_names() for s in [load_scenario(name)]}}
+
+
 def run(args) -> int:
+    if args.arm is None:
+        data = examples()
+        if args.json:
+            print(json.dumps(data, indent=2))
+            return 0
+        for title, rows in (("example arms", data["arms"]), ("scenarios", data["scenarios"])):
+            print(f"{title} (use the name in place of a file):")
+            width = max(map(len, rows))
+            for name, text in rows.items():
+                print(f"  {name:<{width}}  {text}")
+        return 0
     from flexfmu import build_model, load_arm
 
     data = describe(build_model(load_arm(args.arm)))
@@ -36,10 +65,11 @@ def run(args) -> int:
         return 0
     print(f"{data['name']}: {data['description']}")
     print(f"\ncoordinates ({len(data['coordinates'])}): {', '.join(data['coordinates'])}")
-    print(f"\nparameters ({len(data['parameters'])}):")
+    print(f"\nparameters ({len(data['parameters'])}; * fixed while running):")
     width = max(len(r["name"]) for r in data["parameters"])
     for row in data["parameters"]:
-        print(f"  {row['name']:<{width}}  {row['value']:<12.6g} {row['unit']:<10} {row['description']}")
+        mark = " " if row["tunable"] else "*"
+        print(f"  {row['name']:<{width}}{mark} {row['value']:<12.6g} {row['unit']:<10} {row['description']}")
     print(f"\ninputs: {', '.join(r['name'] + ' [' + r['unit'] + ']' for r in data['inputs'])}")
     print(f"\noutputs ({len(data['outputs'])}):")
     for row in data["outputs"]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from flexfmu.errors import InputError
+
 
 def add_parser(sub) -> None:
     parser = sub.add_parser("validate", help="validate an FMU (FMPy's checks and flexfmu's own)")
@@ -11,8 +13,12 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from flexfmu.fmu.validate import validate_fmu
+    from pathlib import Path
 
+    from flexfmu.targets.validate import validate_fmu
+
+    if not Path(args.fmu).is_file():
+        raise InputError(f"{args.fmu!r} is not a file")
     result = validate_fmu(args.fmu, build_sources=not args.no_build)
     for note in result.skipped:
         print(f"skipped: {note}")

@@ -30,7 +30,6 @@ import numpy as np
 
 from flexfmu.control.cost import CostWeights, cost_signals, stage_cost
 from flexfmu.control.laws import ControlLaw
-from flexfmu.dynamics.compiled import compiled_dynamics
 from flexfmu.integrate import default_internal_step, highest_frequency, step_function
 
 
@@ -90,7 +89,7 @@ class ClosedLoop:
         self.internal_step = plant_step_size(model, integrator, self.sample_step, internal_step)
         substeps = int(round(self.sample_step / self.internal_step))
         self.x0 = np.asarray(x0, float)
-        self._dynamics = compiled_dynamics(model)
+        self._dynamics = model.compiled
         self.references = np.array([np.concatenate(reference(t)) for t in self.time]).T
         sample = self._sample_function(weights, step_function(self._dynamics, integrator), substeps)
         self.run_function, self._gradient = self._run_functions(sample, len(self.time))

@@ -25,8 +25,11 @@ from pathlib import Path
 import casadi as ca
 import numpy as np
 
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
+from flexfmu.errors import FlexfmuError
 
-class CostError(ValueError):
+
+class CostError(FlexfmuError, ValueError):
     """A cost file that cannot be used; the message names the field."""
 
 
@@ -56,9 +59,7 @@ def load_cost(path: str | Path) -> CostWeights:
 
 def cost_signals(model) -> list[str]:
     """Outputs the cost reads, in order: joint angles, then link deflections."""
-    nj = len(model.inputs)
-    angles = [f"joint[{j}].angle" for j in range(1, nj + 1)]
-    return angles + [name for name in model.output_names if name.endswith(".deflection")]
+    return model.outputs_of(JOINT_ANGLE) + model.outputs_of(DEFLECTION)
 
 
 def stage_cost(model, weights: CostWeights, sample_step: float) -> ca.Function:

@@ -28,10 +28,13 @@ import casadi as ca
 import numpy as np
 import scipy.linalg
 
-MEASURES = ("joint", "motor")
+from flexfmu.dynamics import metadata as md
+from flexfmu.errors import FlexfmuError
+
+MEASURES = tuple(md.ENCODERS)
 
 
-class ControlLawError(ValueError):
+class ControlLawError(FlexfmuError, ValueError):
     """A law that cannot be built for this arm; the message says why."""
 
 
@@ -48,12 +51,15 @@ class ControlLaw:
         Gain names and default values, in k order.
     function : casadi.Function
         (y, r, k) -> tau.
+    torques : list of str
+        The plant inputs tau drives, in order.
     """
 
     kind: str
     measured: list[str]
     gains: dict[str, float]
     function: ca.Function
+    torques: list[str]
 
     def __call__(self, y, r, k) -> np.ndarray:
         return np.array(self.function(y, r, k)).ravel()
@@ -70,12 +76,10 @@ class ControlLaw:
 def rigid_selection(model) -> np.ndarray:
     """S with q = S theta: joint angles to coordinates, rotors following their
     joint, modal coordinates zero."""
-    nj = len(model.inputs)
-    S = np.zeros((len(model.coordinates), nj))
-    for j in range(1, nj + 1):
-        for name in (f"theta[{j}]", f"alpha[{j}]"):
-            if name in model.coordinates:
-                S[model.coordinates.index(name), j - 1] = 1.0
+    S = np.zeros((len(model.layout), len(model.inputs)))
+    for k, coordinate in enumerate(model.layout):
+        if coordinate.kind in ("joint", "rotor"):
+            S[k, coordinate.link - 1] = 1.0
     return S
 
 
@@ -90,10 +94,16 @@ def rigid_terms(model) -> ca.Function:
     return ca.Function("rigid_terms", [theta, rate], [M_r, h_r])
 
 
-def _encoder_names(nj: int, measure: str) -> list[str]:
+def _encoder_names(model, measure: str) -> list[str]:
+    """The angles, then the rates, of the ``measure`` encoders of every joint."""
     if measure not in MEASURES:
         raise ControlLawError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
-    return [f"{measure}[{j}].{what}" for what in ("angle", "rate") for j in range(1, nj + 1)]
+    angles, rates = (model.outputs_of(group) for group in md.ENCODERS[measure])
+    if len(angles) != len(model.inputs):
+        raise ControlLawError(f"measure = {measure!r} needs a {measure} encoder on every joint; arm "
+                              f"{model.arm.name!r} has {len(angles)} for {len(model.inputs)} joints "
+                              f"(motor encoders exist on flexible joints only)")
+    return angles + rates
 
 
 def _symbols(nj: int, ny: int, nk: int):
@@ -101,28 +111,28 @@ def _symbols(nj: int, ny: int, nk: int):
     return y, r, k, r[:nj], r[nj:2 * nj], r[2 * nj:]
 
 
-def _law(kind, measured, gains, y, r, k, tau) -> ControlLaw:
+def _law(model, kind, measured, gains, y, r, k, tau) -> ControlLaw:
     function = ca.Function(kind, [y, r, k], [tau], ["y", "r", "k"], ["tau"])
-    return ControlLaw(kind, measured, gains, function)
+    return ControlLaw(kind, measured, gains, function, list(model.inputs))
 
 
 def joint_pd(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") -> ControlLaw:
     """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint."""
     nj = len(model.inputs)
-    measured = _encoder_names(nj, measure)
+    measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, _ = _symbols(nj, 2 * nj, 2)
     tau = k[0] * (theta_d - y[:nj]) + k[1] * (rate_d - y[nj:])
-    return _law("joint_pd", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
+    return _law(model, "joint_pd", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
 
 
 def pd_gravity(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") -> ControlLaw:
     """Joint PD plus the rigid model's gravity torque at the measured angles."""
     nj = len(model.inputs)
-    measured = _encoder_names(nj, measure)
+    measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, _ = _symbols(nj, 2 * nj, 2)
     _, gravity = rigid_terms(model)(y[:nj], ca.SX.zeros(nj))
     tau = k[0] * (theta_d - y[:nj]) + k[1] * (rate_d - y[nj:]) + gravity
-    return _law("pd_gravity", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
+    return _law(model, "pd_gravity", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
 
 
 def _computed_torque(terms: ca.Function, theta, rate, theta_d, rate_d, accel_d, kp, kd):
@@ -134,10 +144,10 @@ def _computed_torque(terms: ca.Function, theta, rate, theta_d, rate_d, accel_d, 
 def computed_torque(model, kp: float = 36.0, kd: float = 12.0, measure: str = "joint") -> ControlLaw:
     """tau = M_r(theta) (ddtheta_d + kd e' + kp e) + h_r(theta, dtheta)."""
     nj = len(model.inputs)
-    measured = _encoder_names(nj, measure)
+    measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, accel_d = _symbols(nj, 2 * nj, 2)
     tau = _computed_torque(rigid_terms(model), y[:nj], y[nj:], theta_d, rate_d, accel_d, k[0], k[1])
-    return _law("computed_torque", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
+    return _law(model, "computed_torque", measured, {"kp": kp, "kd": kd}, y, r, k, tau)
 
 
 def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample_step: float = 1e-3,
@@ -159,7 +169,7 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     """
     nj, n = len(model.inputs), len(model.coordinates)
     S = rigid_selection(model)
-    T_z = np.eye(n)[:, [k for k in range(n) if not model.coordinates[k].startswith("theta[")]]
+    T_z = np.eye(n)[:, [k for k, c in enumerate(model.layout) if c.kind != "joint"]]
     if T_z.shape[1] == 0:
         raise ControlLawError("composite control needs flexible links or joints; this arm is rigid")
     measured, C = _state_measurement(model)
@@ -184,7 +194,7 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     y, r, k, theta_d, rate_d, accel_d = _symbols(nj, len(measured), 3)
     x = ca.mtimes(np.linalg.pinv(C), y)
     q, qd = x[:n], x[n:]
-    links = [model.coordinates.index(f"theta[{j}]") for j in range(1, nj + 1)]
+    links = model.coordinates_of("joint")
     theta, rate = q[links], qd[links]
     terms = rigid_terms(model)
     tau_s = _computed_torque(terms, theta, rate, theta_d, rate_d, accel_d, k[0], k[1])
@@ -199,7 +209,7 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     T_inv = np.linalg.inv(T)[nj:]
     z, z_rate = ca.mtimes(T_inv, q), ca.mtimes(T_inv, qd)
     tau = tau_s - k[2] * ca.mtimes(K_lqr, ca.vertcat(z - z_bar, z_rate))
-    return _law("composite", measured, {"kp": kp, "kd": kd, "kf": kf}, y, r, k, tau)
+    return _law(model, "composite", measured, {"kp": kp, "kd": kd, "kf": kf}, y, r, k, tau)
 
 
 def _zero_order_hold(A: np.ndarray, B: np.ndarray, h: float):
@@ -218,8 +228,8 @@ def _state_measurement(model) -> tuple[list[str], np.ndarray]:
     column rank.
     """
     n = len(model.coordinates)
-    names = [name for name in model.output_names
-             if name.split(".")[-1] in ("angle", "rate") or ".mode" in name]
+    groups = (md.JOINT_ANGLE, md.JOINT_RATE, md.MOTOR_ANGLE, md.MOTOR_RATE, md.MODE, md.MODE_RATE)
+    names = [s.name for s in model.output_table if s.group in groups]
     x = ca.SX.sym("x", 2 * n)
     rows = [model.output_names.index(name) for name in names]
     y = model.kinematic_outputs(x[:n], x[n:], ca.SX.zeros(n), model.nominal_parameters)[rows]

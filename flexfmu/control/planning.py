@@ -34,11 +34,11 @@ import numpy as np
 
 from flexfmu.control.laws import rigid_selection, rigid_terms
 from flexfmu.control.references import quintic_reference
-from flexfmu.dynamics.compiled import compiled_dynamics
+from flexfmu.errors import FlexfmuError
 from flexfmu.integrate import is_multiple
 
 
-class PlanError(ValueError):
+class PlanError(FlexfmuError, ValueError):
     """Planning settings that cannot be used; the message names the setting."""
 
 
@@ -125,7 +125,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     N = int(round(settings.move_time / settings.interval))
     m = settings.elements
     h = settings.interval / m  # collocation element length
-    dynamics = compiled_dynamics(model)
+    dynamics = model.compiled
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
     tau, C, D = _collocation(d)
@@ -145,7 +145,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     held = ca.mtimes(U, ca.sparsify(ca.DM(np.kron(np.eye(N), np.ones((1, m))))))  # U_i over its m elements
     residual, ends = intervals(X[:, :-1], XC, held)
     x_start, x_goal = _rest_state(model, settings.start), _rest_state(model, settings.goal)
-    links = [model.coordinates.index(f"theta[{j}]") for j in range(1, nj + 1)]
+    links = model.coordinates_of("joint")
     rest = dynamics.state_derivative(X[:, -1], hold, pc)[n:]  # held at the goal: no acceleration
     constraints = ca.vertcat(
         ca.vec(residual), ca.vec(X[:, 1:] - ends), X[:, 0] - x_start,
@@ -183,14 +183,15 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
 def _fast_coordinates(model) -> np.ndarray:
     """Rows picking the elastic coordinates: joint-spring deflections
     (alpha - theta) and modal coordinates."""
-    n, rows = len(model.coordinates), []
-    for k, name in enumerate(model.coordinates):
-        if name.startswith("theta["):
+    n, rows = len(model.layout), []
+    joint_of = {c.link: k for k, c in enumerate(model.layout) if c.kind == "joint"}
+    for k, coordinate in enumerate(model.layout):
+        if coordinate.kind == "joint":
             continue
         row = np.zeros(n)
         row[k] = 1.0
-        if name.startswith("alpha["):
-            row[model.coordinates.index(name.replace("alpha", "theta"))] = -1.0
+        if coordinate.kind == "rotor":
+            row[joint_of[coordinate.link]] = -1.0
         rows.append(row)
     return np.array(rows).reshape(len(rows), n)
 

@@ -14,11 +14,12 @@ import numpy as np
 import scipy.optimize
 
 from flexfmu.control.closed_loop import ClosedLoop
+from flexfmu.errors import FlexfmuError
 
 UNSTABLE_PENALTY = 1e3  # times the starting cost, for trial points that blow up
 
 
-class TuningError(ValueError):
+class TuningError(FlexfmuError, ValueError):
     """A tuning request that cannot be run; the message names the setting."""
 
 

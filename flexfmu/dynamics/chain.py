@@ -20,40 +20,51 @@ from dataclasses import dataclass, field
 
 import casadi as ca
 
+from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes import ModeSet, mode_set
 from flexfmu.spec.arm import Arm, FlexibleLink
+from flexfmu.spec.families import FAMILIES
 
 
 @dataclass(frozen=True)
 class Coordinates:
-    """Layout of q: joint angles, then rotor angles, then modal coordinates."""
+    """Layout of q: joint angles, then rotor angles, then modal coordinates.
 
-    names: tuple[str, ...]
+    ``records`` describes every entry (:class:`~flexfmu.dynamics.metadata.Coordinate`);
+    the index tuples are the same layout as the derivations use it
+    (0-based links and positions in q).
+    """
+
+    records: tuple[Coordinate, ...]
     theta: tuple[int, ...]
     rotor: dict[int, int]
     modal: tuple[tuple[int, ...], ...]
 
     @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.records)
+
+    @property
     def size(self) -> int:
-        return len(self.names)
+        return len(self.records)
 
 
 def coordinate_layout(arm: Arm) -> Coordinates:
     """Order q as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]."""
-    names = [f"theta[{j}]" for j in range(1, len(arm.links) + 1)]
-    theta = tuple(range(len(names)))
+    records = [Coordinate(f"theta[{j}]", "joint", j, "rad") for j in range(1, len(arm.links) + 1)]
+    theta = tuple(range(len(records)))
     rotor = {}
     for j, link in enumerate(arm.links):
         if link.joint.kind == "flexible":
-            rotor[j] = len(names)
-            names.append(f"alpha[{j + 1}]")
+            rotor[j] = len(records)
+            records.append(Coordinate(f"alpha[{j + 1}]", "rotor", j + 1, "rad"))
     modal = []
     for i, link in enumerate(arm.links):
         count = link.modes.count if isinstance(link, FlexibleLink) else 0
-        modal.append(tuple(range(len(names), len(names) + count)))
-        names += [f"f[{i + 1},{k}]" for k in range(1, count + 1)]
-    return Coordinates(tuple(names), theta, rotor, tuple(modal))
+        modal.append(tuple(range(len(records), len(records) + count)))
+        records += [Coordinate(f"f[{i + 1},{k}]", "modal", i + 1, "m", k) for k in range(1, count + 1)]
+    return Coordinates(tuple(records), theta, rotor, tuple(modal))
 
 
 @dataclass
@@ -186,7 +197,7 @@ def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
             sets.append(None)
             continue
         tip_mass, tip_inertia = link.modes.tip_mass, link.modes.tip_inertia
-        if link.modes.family == "clamped-mass" and (tip_mass is None or tip_inertia is None):
+        if FAMILIES[link.modes.family].tip_load and (tip_mass is None or tip_inertia is None):
             load_mass, load_inertia = distal_load(arm, i)
             tip_mass = load_mass if tip_mass is None else tip_mass
             tip_inertia = load_inertia if tip_inertia is None else tip_inertia

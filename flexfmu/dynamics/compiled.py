@@ -38,7 +38,6 @@ from flexfmu.dynamics.articulated import (
 from flexfmu.dynamics.chain import Coordinates, LinkBody
 from flexfmu.dynamics.closed_form import rotary_sums
 from flexfmu.dynamics.forces import dissipation, input_matrix, rotor_inertias, spring_forces
-from flexfmu.dynamics.model import Model
 
 
 @dataclass(frozen=True)
@@ -133,9 +132,10 @@ class _Passes:
         return ca.vertcat(*zdd)[self.permutation]
 
 
-def compiled_dynamics(model: Model) -> CompiledDynamics:
-    """Build the Functions of the C contract for ``model``."""
-    g = model._graph
+def compiled_dynamics(g, model) -> CompiledDynamics:
+    """Build the Functions of the C contract for ``model`` from its planar
+    chain ``g`` (:class:`flexfmu.dynamics.planar.PlanarChain`); use
+    ``model.compiled``, which caches the result."""
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
     links = _links(g.coords, g.bodies, npar)
     rotors = rotor_inertias(g.rows, g.P)
@@ -183,7 +183,7 @@ def compiled_dynamics(model: Model) -> CompiledDynamics:
     return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
 
 
-def _newton_correction(model: Model, passes: _Passes, forces, structure, size: int) -> ca.Function:
+def _newton_correction(model, passes: _Passes, forces, structure, size: int) -> ca.Function:
     n, nu = len(model.coordinates), len(model.inputs)
     q, qd, v0, u = (ca.MX.sym(name, k) for name, k in (("q", n), ("qd", n), ("v0", n), ("u", nu)))
     pc, h = ca.MX.sym("pc", size), ca.MX.sym("h")

@@ -1,12 +1,14 @@
-"""The Model: an arm's dynamics as named casadi.Functions.
+"""The Model: an arm's dynamics as named casadi.Functions, with metadata.
 
 This is the public contract of DESIGN.md: everything downstream (integrators,
-code generation, FMUs, harness, tuning) consumes these Functions and names,
-never the arm description or the derivation.
+code generation, FMUs, harness, tuning) consumes these Functions and the
+metadata records (:mod:`flexfmu.dynamics.metadata`), never the arm
+description or the derivation, and never by parsing names.
 
 M, h, B and the forward dynamics are built with the Model; the energy, the
-outputs and the Coriolis matrix are built on first use (each costs as much
-again as M and h, and many uses never need them).
+outputs, the structure matrices, the Coriolis matrix and the compiled C
+contract are built on first use (each costs as much again as M and h, and
+many uses never need them).
 """
 
 from __future__ import annotations
@@ -17,62 +19,60 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.chain import Coordinates, LinkBody, coordinate_layout, link_bodies, link_mode_sets
-from flexfmu.dynamics.closed_form import closed_form_dynamics
-from flexfmu.dynamics.energy import energies, energy_dynamics
-from flexfmu.dynamics.forces import input_matrix
-from flexfmu.dynamics.frames import ChainRows, chain_rows
-from flexfmu.dynamics.outputs import output_expressions
-from flexfmu.dynamics.parameters import Parameter, ParameterSymbols, arm_parameters
+from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
+from flexfmu.dynamics.planar import DERIVATIONS, PlanarChain
 from flexfmu.spec.arm import Arm
-
-DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
-
-
-@dataclass(frozen=True)
-class _Graph:
-    """What the lazily built Functions need from the build."""
-
-    coords: Coordinates
-    rows: ChainRows
-    bodies: list[LinkBody]
-    P: ParameterSymbols
-    q: ca.SX
-    qd: ca.SX
 
 
 @dataclass(frozen=True)
 class Model:
-    """Dynamics M(q) qdd + h(q, qd) = B(q) u of one arm, with names.
+    """Dynamics M(q) qdd + h(q, qd) = B(q) u of one arm, with metadata.
 
     Attributes
     ----------
-    coordinates : list of str
-        Names of q in order (``theta[1]``, ``alpha[1]``, ``f[1,1]``, ...).
-    parameters : dict
-        Ordered ``{name: nominal value}``; p follows this order.
+    arm : Arm
+    method : str
+        The derivation of M and h.
+    layout : tuple of Coordinate
+        What each entry of q is (kind, link, unit, mode).
     parameter_table : list of Parameter
-        The same with units and descriptions.
-    inputs, output_names, output_units : list of str
-    mass_matrix, bias, input_matrix, forward_dynamics, energy, outputs,
-    state_derivative, coriolis : casadi.Function
+        Every entry of p with its unit, description and whether it is tunable.
+    input_table : list of Signal
+        The inputs u.
+    mass_matrix, bias, input_matrix, forward_dynamics, state_derivative : casadi.Function
         See DESIGN.md; ``state_derivative`` maps (x = [q; qd], u, p) to dx/dt.
+
+    The energy, outputs, structure matrices, Coriolis matrix and compiled C
+    contract are properties built on first use.
     """
 
     arm: Arm
     method: str
-    coordinates: list[str]
+    layout: tuple[Coordinate, ...]
     parameter_table: list[Parameter]
-    inputs: list[str]
+    input_table: list[Signal]
     mass_matrix: ca.Function
     bias: ca.Function
     input_matrix: ca.Function
     forward_dynamics: ca.Function
     state_derivative: ca.Function
-    _graph: _Graph = field(repr=False, compare=False)
+    _graph: PlanarChain = field(repr=False, compare=False)
+
+    # ------------------------------------------------------------ names and data
+
+    @property
+    def coordinates(self) -> list[str]:
+        """Names of q in order (``theta[1]``, ``alpha[1]``, ``f[1,1]``, ...)."""
+        return [c.name for c in self.layout]
+
+    @property
+    def inputs(self) -> list[str]:
+        """Names of u in order."""
+        return [s.name for s in self.input_table]
 
     @property
     def parameters(self) -> dict[str, float]:
+        """Ordered ``{name: nominal value}``; p follows this order."""
         return {row.name: row.value for row in self.parameter_table}
 
     @property
@@ -90,70 +90,80 @@ class Model:
             p[index[name]] = value
         return p
 
+    def coordinates_of(self, kind: str) -> list[int]:
+        """Indices into q of the coordinates of ``kind`` (joint, rotor, modal)."""
+        return [k for k, c in enumerate(self.layout) if c.kind == kind]
+
+    @property
+    def output_table(self) -> list[Signal]:
+        """The outputs y, in order, with units and groups."""
+        return self._output_graph[0]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [s.name for s in self.output_table]
+
+    @property
+    def output_units(self) -> list[str]:
+        return [s.unit for s in self.output_table]
+
+    def outputs_of(self, group: str) -> list[str]:
+        """Names of the outputs in ``group`` (see flexfmu.dynamics.metadata), in link order."""
+        return [s.name for s in self.output_table if s.group == group]
+
+    # ------------------------------------------------------ functions on demand
+
     @cached_property
     def energy(self) -> ca.Function:
         """(q, qd, p) -> [kinetic; potential] (gravity, bending, joint springs)."""
         g = self._graph
-        T, V = energies(g.coords, g.rows, g.bodies, g.P, g.q, g.qd)
-        return ca.Function("energy", [g.q, g.qd, g.P.vector], [ca.vertcat(T, V)], ["q", "qd", "p"], ["E"])
+        T, V = g.energies()
+        return ca.Function("energy", [g.q, g.qd, g.p], [ca.vertcat(T, V)], ["q", "qd", "p"], ["E"])
 
     @cached_property
-    def _output_graph(self):
+    def _output_graph(self) -> tuple[list[Signal], ca.Function]:
         g = self._graph
-        qdd = ca.SX.sym("qdd", g.coords.size)
-        names, units, y = output_expressions(g.coords, g.rows, g.bodies, g.q, g.qd, qdd)
-        function = ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.P.vector], [y], ["q", "qd", "qdd", "p"], ["y"])
-        return names, units, function
+        qdd = ca.SX.sym("qdd", len(self.layout))
+        signals, y = g.outputs(qdd)
+        function = ca.Function("kinematic_outputs", [g.q, g.qd, qdd, g.p], [y], ["q", "qd", "qdd", "p"], ["y"])
+        return signals, function
 
     @property
     def kinematic_outputs(self) -> ca.Function:
         """(q, qd, qdd, p) -> y: the outputs given the accelerations."""
-        return self._output_graph[2]
+        return self._output_graph[1]
+
+    @cached_property
+    def outputs(self) -> ca.Function:
+        """(q, qd, u, p) -> y; accelerations come from the forward dynamics."""
+        n, nu, npar = len(self.layout), len(self.input_table), len(self.parameter_table)
+        q, qd, u, p = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
+        y = self.kinematic_outputs(q, qd, self.forward_dynamics(q, qd, u, p), p)
+        return ca.Function("outputs", [q, qd, u, p], [y], ["q", "qd", "u", "p"], ["y"])
 
     @cached_property
     def structure_matrices(self) -> ca.Function:
         """p -> (K, D): structural stiffness (bending, joint springs) and
         damping (modal, spring, viscous friction), constant in q. These are
         the terms that make arms stiff; implicit integrators use them."""
-        g = self._graph
-        n = g.coords.size
-        K, D = ca.SX(n, n), ca.SX(n, n)
-        for E, body in zip(g.rows.selections, g.bodies):
-            if body.modes:
-                K += ca.mtimes([E.T, body.stiffness, E])
-                D += ca.mtimes([E.T, body.damping, E])
-        for j, row in g.rows.springs.items():
-            K += g.P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
-            D += g.P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
-        for j, row in enumerate(g.rows.motors):
-            D += g.P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
-        return ca.Function("structure_matrices", [g.P.vector], [K, D], ["p"], ["K", "D"])
-
-    @property
-    def output_names(self) -> list[str]:
-        return self._output_graph[0]
-
-    @property
-    def output_units(self) -> list[str]:
-        return self._output_graph[1]
-
-    @cached_property
-    def outputs(self) -> ca.Function:
-        """(q, qd, u, p) -> y; accelerations come from the forward dynamics."""
-        n, nu, npar = len(self.coordinates), len(self.inputs), len(self.parameter_table)
-        q, qd, u, p = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
-        y = self.kinematic_outputs(q, qd, self.forward_dynamics(q, qd, u, p), p)
-        return ca.Function("outputs", [q, qd, u, p], [y], ["q", "qd", "u", "p"], ["y"])
+        K, D = self._graph.structure()
+        return ca.Function("structure_matrices", [self._graph.p], [K, D], ["p"], ["K", "D"])
 
     @cached_property
     def coriolis(self) -> ca.Function:
         """C(q, qd, p) from the Christoffel symbols of M (paper 002 Theorem 1):
         C = 1/2 (dM/dt + J - J'), J = d(M qd)/dq, so dM/dt - 2C = J' - J."""
-        q, qd, p = self._graph.q, self._graph.qd, self._graph.P.vector
+        q, qd, p = self._graph.q, self._graph.qd, self._graph.p
         M = self.mass_matrix(q, p)
         J = ca.jacobian(ca.mtimes(M, qd), q)
         C = 0.5 * (ca.jtimes(M, q, qd) + J - J.T)
         return ca.Function("coriolis", [q, qd, p], [C], ["q", "qd", "p"], ["C"])
+
+    @cached_property
+    def compiled(self):
+        """The Functions of the C contract (:class:`flexfmu.dynamics.compiled.CompiledDynamics`):
+        O(N) articulated-body passes with parameter-only constants hoisted."""
+        return self._graph.compiled(self)
 
 
 def build_model(arm: Arm, method: str = "closed_form") -> Model:
@@ -167,21 +177,20 @@ def build_model(arm: Arm, method: str = "closed_form") -> Model:
         ``closed_form`` (default, fastest to build) projects the link mass
         properties through recursive Jacobians; ``energy`` differentiates the
         Lagrangian with CasADi AD. Both give the same M and h to round-off.
+
+    Returns
+    -------
+    Model
     """
     if method not in DERIVATIONS:
         raise ValueError(f"method must be one of {sorted(DERIVATIONS)}, got {method!r}")
-    table = arm_parameters(arm)
-    P = ParameterSymbols(table)
-    coords = coordinate_layout(arm)
-    bodies = link_bodies(arm, P, link_mode_sets(arm))
-    rows = chain_rows(coords, bodies)
-    n, nu = coords.size, len(arm.links)
-    q, qd, p = ca.SX.sym("q", n), ca.SX.sym("qd", n), P.vector
-
-    M, h = DERIVATIONS[method](coords, rows, bodies, P, q, qd)
+    graph = PlanarChain(arm)
+    q, qd, p = graph.q, graph.qd, graph.p
+    n, nu = q.numel(), len(graph.inputs)
+    M, h, B = graph.dynamics(method)
     mass_matrix = ca.Function("mass_matrix", [q, p], [M], ["q", "p"], ["M"])
     bias = ca.Function("bias", [q, qd, p], [h], ["q", "qd", "p"], ["h"])
-    input_fn = ca.Function("input_matrix", [q, p], [input_matrix(rows)], ["q", "p"], ["B"])
+    input_fn = ca.Function("input_matrix", [q, p], [B], ["q", "p"], ["B"])
 
     # Accelerations by a numeric LDL solve of the evaluated M (not a symbolic
     # solve, which dominates the graph and the generated C).
@@ -195,8 +204,7 @@ def build_model(arm: Arm, method: str = "closed_form") -> Model:
         [ca.vertcat(xm[n:], forward(xm[:n], xm[n:], um, pm))], ["x", "u", "p"], ["xdot"],
     )
     return Model(
-        arm=arm, method=method, coordinates=list(coords.names), parameter_table=table,
-        inputs=[f"tau[{j}]" for j in range(1, nu + 1)],
-        mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn, forward_dynamics=forward,
-        state_derivative=state_derivative, _graph=_Graph(coords, rows, bodies, P, q, qd),
+        arm=arm, method=method, layout=graph.coords.records, parameter_table=graph.parameter_table,
+        input_table=graph.inputs, mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn,
+        forward_dynamics=forward, state_derivative=state_derivative, _graph=graph,
     )

@@ -15,42 +15,54 @@ from __future__ import annotations
 
 import casadi as ca
 
+from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.chain import Coordinates, LinkBody
 from flexfmu.dynamics.frames import ChainRows, forward_kinematics
+from flexfmu.dynamics.metadata import Signal
 
 
 def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkBody], q, qd, qdd):
-    """Return (names, units, expressions) of the outputs, in y order."""
-    rows: list[tuple[str, str, ca.SX]] = []
+    """Return (signals, expressions) of the outputs, in y order."""
+    rows: list[tuple[Signal, ca.SX]] = []
+
+    def add(name, unit, group, description, expr, link=None):
+        rows.append((Signal(name, unit, group, description, link), expr))
+
     for j, psi in enumerate(chain.joint_rotations, start=1):
-        rows += [(f"joint[{j}].angle", "rad", ca.mtimes(psi, q)), (f"joint[{j}].rate", "rad/s", ca.mtimes(psi, qd))]
+        add(f"joint[{j}].angle", "rad", md.JOINT_ANGLE, f"encoder angle of joint {j}", ca.mtimes(psi, q), j)
+        add(f"joint[{j}].rate", "rad/s", md.JOINT_RATE, f"encoder rate of joint {j}", ca.mtimes(psi, qd), j)
     for j, k in sorted(coords.rotor.items()):
-        rows += [(f"motor[{j + 1}].angle", "rad", q[k]), (f"motor[{j + 1}].rate", "rad/s", qd[k])]
+        add(f"motor[{j + 1}].angle", "rad", md.MOTOR_ANGLE, f"rotor angle of joint {j + 1} (link side)", q[k], j + 1)
+        add(f"motor[{j + 1}].rate", "rad/s", md.MOTOR_RATE, f"rotor rate of joint {j + 1} (link side)", qd[k], j + 1)
     for i, idx in enumerate(coords.modal, start=1):
-        rows += [(f"link[{i}].mode[{m}]", "m", q[k]) for m, k in enumerate(idx, start=1)]
+        for m, k in enumerate(idx, start=1):
+            add(f"link[{i}].mode[{m}]", "m", md.MODE, f"modal coordinate {m} of link {i}", q[k], i)
 
     origins, _, tip, _ = forward_kinematics(coords, bodies, q)
     link_tips = origins[1:] + [tip]
     for i, (body, point) in enumerate(zip(bodies, link_tips), start=1):
-        rows += [(f"link[{i}].tip.x", "m", point[0]), (f"link[{i}].tip.y", "m", point[1])]
+        for axis, value in zip("xy", (point[0], point[1])):
+            add(f"link[{i}].tip.{axis}", "m", md.LINK_TIP, f"{axis} of the deflected tip of link {i}", value, i)
         if body.modes:
             f = q[list(coords.modal[i - 1])]
             deflection = ca.mtimes(body.tip_value - body.length * body.root_tangent, f)
-            rows.append((f"link[{i}].deflection", "m", deflection))
+            add(f"link[{i}].deflection", "m", md.DEFLECTION,
+                f"tip deflection of link {i} from the tangent at its root", deflection, i)
 
     velocity = ca.jtimes(tip, q, qd)
     state, state_rate = ca.vertcat(q, qd), ca.vertcat(qd, qdd)
     acceleration = ca.jtimes(velocity, state, state_rate)
     for axis in range(2):
         name = "xy"[axis]
-        rows += [
-            (f"tip.{name}", "m", tip[axis]),
-            (f"tip.v{name}", "m/s", velocity[axis]),
-            (f"tip.a{name}", "m/s2", acceleration[axis]),
-        ]
+        add(f"tip.{name}", "m", md.TIP_POSITION, f"end-effector {name}", tip[axis])
+        add(f"tip.v{name}", "m/s", md.TIP_VELOCITY, f"end-effector velocity along {name}", velocity[axis])
+        add(f"tip.a{name}", "m/s2", md.TIP_ACCELERATION, f"end-effector acceleration along {name}",
+            acceleration[axis])
     # appended last so that the value references of the outputs above stay
     # what they were before these were added
     for i, idx in enumerate(coords.modal, start=1):
-        rows += [(f"link[{i}].mode_rate[{m}]", "m/s", qd[k]) for m, k in enumerate(idx, start=1)]
-    names, units, exprs = zip(*rows)
-    return list(names), list(units), ca.vertcat(*exprs)
+        for m, k in enumerate(idx, start=1):
+            add(f"link[{i}].mode_rate[{m}]", "m/s", md.MODE_RATE, f"rate of modal coordinate {m} of link {i}",
+                qd[k], i)
+    signals, exprs = zip(*rows)
+    return list(signals), ca.vertcat(*exprs)

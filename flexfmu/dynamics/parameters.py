@@ -4,26 +4,17 @@ Every physical quantity of the arm becomes an entry of the parameter vector p
 of the graphs, so an FMU can expose it and gradients can reach it. The order
 is fixed by the arm's structure (gravity, then link by link, then lumped
 masses, then payload), never by registration order, so names and indices are
-stable across rebuilds of the same arm.
+stable across rebuilds of the same arm. Geometry (lengths, centres of mass,
+positions along a link) is marked fixed: changing it while running would
+move bodies discontinuously.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import casadi as ca
 
+from flexfmu.dynamics.metadata import Parameter
 from flexfmu.spec.arm import Arm, FlexibleLink, Joint
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One entry of p: structured name, nominal value, SI unit, description."""
-
-    name: str
-    value: float
-    unit: str
-    description: str
 
 
 def _joint_parameters(j: int, joint: Joint) -> list[Parameter]:
@@ -45,7 +36,7 @@ def _joint_parameters(j: int, joint: Joint) -> list[Parameter]:
 
 def _link_parameters(i: int, link) -> list[Parameter]:
     prefix = f"link[{i}]"
-    rows = [Parameter(f"{prefix}.length", link.length, "m", f"length of link {i}")]
+    rows = [Parameter(f"{prefix}.length", link.length, "m", f"length of link {i}", tunable=False)]
     if isinstance(link, FlexibleLink):
         rows += [
             Parameter(f"{prefix}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}"),
@@ -62,8 +53,10 @@ def _link_parameters(i: int, link) -> list[Parameter]:
     else:
         rows += [
             Parameter(f"{prefix}.mass", link.mass, "kg", f"mass of link {i}"),
-            Parameter(f"{prefix}.com.x", link.com[0], "m", f"centre of mass of link {i}, along the link"),
-            Parameter(f"{prefix}.com.y", link.com[1], "m", f"centre of mass of link {i}, across the link"),
+            Parameter(f"{prefix}.com.x", link.com[0], "m", f"centre of mass of link {i}, along the link",
+                      tunable=False),
+            Parameter(f"{prefix}.com.y", link.com[1], "m", f"centre of mass of link {i}, across the link",
+                      tunable=False),
             Parameter(f"{prefix}.inertia", link.inertia, "kg.m2", f"rotary inertia of link {i} about its centre of mass"),
         ]
     return rows
@@ -81,7 +74,8 @@ def arm_parameters(arm: Arm) -> list[Parameter]:
     for k, lumped in enumerate(arm.lumped_masses, start=1):
         prefix = f"lumped_mass[{k}]"
         rows += [
-            Parameter(f"{prefix}.position", lumped.position, "1", f"position x/L of lumped mass {k} on link {lumped.link}"),
+            Parameter(f"{prefix}.position", lumped.position, "1",
+                      f"position x/L of lumped mass {k} on link {lumped.link}", tunable=False),
             Parameter(f"{prefix}.mass", lumped.mass, "kg", f"mass of lumped mass {k}"),
             Parameter(f"{prefix}.inertia", lumped.inertia, "kg.m2", f"rotary inertia of lumped mass {k}"),
         ]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from flexfmu.modes._backend import as_argument, math_for
-from flexfmu.modes.frequency import tip_matrix
+from flexfmu.modes.frequency import cantilever_betas, clamped_mass_betas, tip_matrix
 from flexfmu.modes.quadrature import unit_rule
 
 # phi^(n) / b**n of c1 cos + c2 sin cycles with period 4 in n:
@@ -99,3 +99,16 @@ class ClampedBeamShapes:
                       + (-1.0) ** order * c3 * m.exp(-bx) + c4 * m.exp(bx - b))
             out.append(b**order * scaled)
         return out
+
+
+def clamped_free(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
+    """Builder of the ``clamped-free`` family: cantilever shapes and eigenvalues."""
+    betas = cantilever_betas(modes.count)
+    return ClampedBeamShapes(betas), betas
+
+
+def clamped_mass(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
+    """Builder of the ``clamped-mass`` family: shapes of a clamped beam with
+    the tip mass and inertia ratios, and their eigenvalues."""
+    betas = clamped_mass_betas(modes.count, tip_mass_ratio, tip_inertia_ratio)
+    return ClampedBeamShapes(betas, tip_mass_ratio, tip_inertia_ratio), betas

@@ -49,3 +49,12 @@ class SineShapes:
             trig = m.sin(b * xi) if order % 2 == 0 else m.cos(b * xi)
             out.append(sign * b**order * trig)
         return out
+
+
+def pinned_pinned(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
+    """Builder of the ``pinned-pinned`` family: (shapes, eigenvalues k pi).
+
+    The tip load is ignored: the chord frame's shapes do not depend on it.
+    """
+    shapes = SineShapes(modes.count)
+    return shapes, shapes.betas

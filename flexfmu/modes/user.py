@@ -1,6 +1,7 @@
-"""User-supplied assumed-mode shapes given as sympy expressions in ``xi``.
+"""User-supplied assumed-mode shapes given as expressions in ``xi``.
 
-Each shape is parsed once, differentiated symbolically, and turned into two
+Each shape is parsed once (by :mod:`flexfmu.spec.shapes`, the parser the
+spec loader checks with), differentiated symbolically, and turned into two
 callables per derivative order: one on numpy (quadrature, plotting) and one on
 CasADi (symbolic positions). Shapes must be smooth functions of ``xi`` alone;
 anything sympy cannot print for both back ends is rejected when parsed.
@@ -17,8 +18,9 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
 from flexfmu.modes._backend import as_argument, broadcast_like, is_casadi
+from flexfmu.spec.shapes import parse_shape, shape_problem, xi_symbol
 
-XI = sp.Symbol("xi", real=True)
+XI = xi_symbol()
 
 # Names printed by sympy's NumPyPrinter (both numpy and math spellings, as
 # the printer uses either depending on the function) mapped to CasADi.
@@ -41,37 +43,6 @@ def _printer() -> NumPyPrinter:
                          "allow_unknown_functions": False})
 
 
-def parse_shape(text: str | sp.Expr) -> sp.Expr:
-    """Parse one shape into a sympy expression in the symbol :data:`XI`.
-
-    Parameters
-    ----------
-    text : str or sympy.Expr
-        Expression such as ``"xi**2"`` or ``"1 - cos(pi*xi/2)"``.
-
-    Returns
-    -------
-    sympy.Expr
-
-    Raises
-    ------
-    ValueError
-        If it cannot be parsed or depends on a symbol other than ``xi``.
-    """
-    try:
-        if isinstance(text, sp.Basic):
-            expr = text.subs(sp.Symbol("xi"), XI)
-        else:
-            expr = sp.parse_expr(str(text), local_dict={"xi": XI})
-    except (sp.SympifyError, SyntaxError, TypeError) as exc:
-        raise ValueError(f"cannot parse mode shape {text!r}: {exc}") from exc
-    extra = expr.free_symbols - {XI}
-    if extra:
-        names = ", ".join(sorted(str(s) for s in extra))
-        raise ValueError(f"mode shape {text!r} depends on {names}; only xi is allowed")
-    return expr
-
-
 def _compile(expr: sp.Expr) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
     """Return (numpy, casadi) callables of ``expr`` in ``xi``."""
     try:
@@ -87,11 +58,12 @@ class UserShapes:
 
     Parameters
     ----------
-    shapes : sequence of str or sympy.Expr
-        One expression in ``xi`` per mode.
+    shapes : sequence of str
+        One expression in ``xi`` per mode, as in a spec file
+        (:func:`flexfmu.spec.shapes.parse_shape`).
     """
 
-    def __init__(self, shapes: Sequence[str | sp.Expr]):
+    def __init__(self, shapes: Sequence[str]):
         self.expressions = tuple(parse_shape(s) for s in shapes)
         self._compiled: dict[int, list[tuple[Callable, Callable]]] = {}
         for order in range(3):  # fail early on anything that will not print
@@ -122,3 +94,21 @@ class UserShapes:
         xi = as_argument(xi)
         pick = 1 if is_casadi(xi) else 0
         return [broadcast_like(funcs[pick](xi), xi) for funcs in self._callables(order)]
+
+
+def user_shapes(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
+    """Builder of the ``user`` family: the spec's shapes (no eigenvalues).
+
+    Raises
+    ------
+    ValueError
+        If the number of shapes is not ``modes.count`` or a shape is unusable
+        in ``modes.frame`` (:func:`flexfmu.spec.shapes.shape_problem`).
+    """
+    if len(modes.shapes) != modes.count:
+        raise ValueError(f"user modes: count is {modes.count} but {len(modes.shapes)} shapes given")
+    for k, text in enumerate(modes.shapes, start=1):
+        problem = shape_problem(text, modes.frame)
+        if problem:
+            raise ValueError(f"user mode {k} {text!r} {problem}")
+    return UserShapes(modes.shapes), None

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MODE_FAMILIES = ("pinned-pinned", "clamped-free", "clamped-mass", "user")
 JOINT_KINDS = ("rigid", "flexible")
-DAMPING_KINDS = ("ratio", "coefficient")
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ exception therefore carries a list of problems, not a single message.
 
 from __future__ import annotations
 
+from flexfmu.errors import FlexfmuError
 
-class SpecError(ValueError):
+
+class SpecError(FlexfmuError, ValueError):
     """An arm specification is invalid.
 
     Parameters

@@ -21,9 +21,10 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from flexfmu.data import resolve_arm
+from flexfmu.errors import InputError
 from flexfmu.spec.arm import (
     JOINT_KINDS,
-    MODE_FAMILIES,
     Arm,
     FlexibleLink,
     Joint,
@@ -33,6 +34,8 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.errors import SpecError
+from flexfmu.spec.families import FAMILIES, FRAMES, MAX_MODES
+from flexfmu.spec.shapes import shape_problem
 
 __all__ = ["load_arm", "arm_from_dict"]
 
@@ -44,26 +47,11 @@ _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
 _FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes")
 _MODES_COMMON = ("family", "count", "damping_ratio", "damping_coefficient")
-_USER_ONLY = ("shapes", "frame")
-_CLAMPED_MASS_ONLY = ("tip_mass", "tip_inertia")
-_FRAMES = ("tangent", "chord")
 _JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
                  "coulomb_friction", "coulomb_velocity")
 _FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
 _LUMPED_KEYS = ("link", "position", "mass", "inertia")
 _PAYLOAD_KEYS = ("mass", "inertia")
-_MAX_MODES = 20
-_BC_TOLERANCE = 1e-12
-
-# Names a user mode shape may use. sympify() evaluates its input as Python,
-# so restricting names (and characters) is what keeps a spec file from
-# running code; it also rules out E and I, which sympy reads as constants.
-_SHAPE_NAMES = ("xi", "pi", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin",
-                "acos", "atan", "asinh", "acosh", "atanh", "exp", "log", "sqrt")
-_SHAPE_TOKEN = re.compile(
-    r"\s+|(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
-    r"|(?P<name>[A-Za-z_]\w*)|\*\*|[-+*/^()]"
-)
 
 
 # ----------------------------------------------------------------- entry points
@@ -75,7 +63,8 @@ def load_arm(path: str | Path) -> Arm:
     Parameters
     ----------
     path : str or pathlib.Path
-        The TOML file.
+        The TOML file, or the name of an example arm (``"yu_chen_2dof"``,
+        see :func:`flexfmu.data.arm_names`).
 
     Returns
     -------
@@ -88,12 +77,14 @@ def load_arm(path: str | Path) -> Arm:
     SpecError
         If the file is not valid TOML (the message names the line) or the
         specification has problems (all of them are listed).
-    OSError
-        If the file cannot be read.
+    InputError
+        If the file does not exist, is a folder or cannot be read.
     """
-    path = Path(path)
-    with path.open("rb") as handle:
-        raw = handle.read()
+    path = resolve_arm(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"arm {str(path)!r} cannot be read: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -414,32 +405,26 @@ def _modes(problems, link_table, link_path):
     if table is None:
         return None
     path = f"{link_path}.modes"
-    family = _string(problems, table, "family", path, _REQUIRED, MODE_FAMILIES)
-    allowed = _MODES_COMMON
-    if family == "user":
-        allowed += _USER_ONLY
-    elif family == "clamped-mass":
-        allowed += _CLAMPED_MASS_ONLY
-    elif family is None:
-        allowed += _USER_ONLY + _CLAMPED_MASS_ONLY
-    elsewhere = {key: 'is only allowed for family "user"' for key in _USER_ONLY}
-    elsewhere |= {key: 'is only allowed for family "clamped-mass"' for key in _CLAMPED_MASS_ONLY}
-    _check_keys(problems, table, path, allowed, elsewhere)
+    family = _string(problems, table, "family", path, _REQUIRED, tuple(FAMILIES))
+    owner = {key: name for name, fam in FAMILIES.items() for key in fam.keys}
+    own = FAMILIES[family].keys if family else tuple(owner)
+    elsewhere = {key: f'is only allowed for family "{name}"' for key, name in owner.items()}
+    _check_keys(problems, table, path, _MODES_COMMON + own, elsewhere)
 
     shapes, frame = (), None
     if family == "user":
-        frame = _string(problems, table, "frame", path, _REQUIRED, _FRAMES)
+        frame = _string(problems, table, "frame", path, _REQUIRED, FRAMES)
         shapes = _shapes(problems, table, path, frame)
-        count = _integer(problems, table, "count", path, 1, _MAX_MODES,
+        count = _integer(problems, table, "count", path, 1, MAX_MODES,
                          len(shapes) if shapes else None)
         if shapes and count is not None and count != len(shapes):
             problems.append(f"{path}.count must equal the number of shapes ({len(shapes)}), "
                             f"got {count}")
             count = None
     else:
-        count = _integer(problems, table, "count", path, 1, _MAX_MODES)
+        count = _integer(problems, table, "count", path, 1, MAX_MODES)
     tip_mass = tip_inertia = None
-    if family == "clamped-mass":
+    if "tip_mass" in own and family:
         tip_mass = _number(problems, table, "tip_mass", path, None, ge=0)
         tip_inertia = _number(problems, table, "tip_inertia", path, None, ge=0)
     damping_kind, damping = _damping(problems, table, path, count)
@@ -490,81 +475,16 @@ def _shapes(problems, table, path, frame):
         problems.append(f"{where} must be a list of strings (expressions in xi), "
                         f"got {_show(value)}")
         return None
-    if not 1 <= len(value) <= _MAX_MODES:
-        problems.append(f"{where} must hold 1..{_MAX_MODES} shapes, got {len(value)}")
+    if not 1 <= len(value) <= MAX_MODES:
+        problems.append(f"{where} must hold 1..{MAX_MODES} shapes, got {len(value)}")
         return None
     bad = False
     for i, text in enumerate(value, start=1):
-        reason = _shape_problem(text, frame)
+        reason = shape_problem(text, frame)
         if reason is not None:
             problems.append(f"{where}[{i}] = {text!r} {reason}")
             bad = True
     return None if bad else tuple(value)
-
-
-def _shape_problem(text, frame):
-    """Why the shape ``text`` is unusable, or None if it is fine.
-
-    Checks that it parses as an expression in ``xi`` alone and meets the
-    boundary conditions of its frame: phi(0) = 0 always, phi'(0) = 0 for the
-    tangent frame, phi(1) = 0 for the chord frame.
-    """
-    position = depth = 0
-    for token in _SHAPE_TOKEN.finditer(text):
-        if token.start() != position:
-            break
-        position = token.end()
-        name = token.group("name")
-        if name is not None and name not in _SHAPE_NAMES:
-            return f"uses the unknown name {name!r}; only {', '.join(_SHAPE_NAMES)} may appear"
-        depth += {"(": 1, ")": -1}.get(token.group(), 0)
-        if depth < 0:
-            break
-    if position != len(text) and depth >= 0:
-        return f"has the character {text[position]!r}, which an expression in xi cannot contain"
-    if depth != 0:
-        return "has unbalanced parentheses"
-
-    import sympy  # deferred: loading arms without user shapes stays fast
-
-    xi = sympy.Symbol("xi", real=True)  # as flexfmu.modes.user
-    names = {name: getattr(sympy, name) for name in _SHAPE_NAMES if name != "xi"}
-    try:
-        phi = sympy.sympify(text, locals={"xi": xi, **names})
-    except Exception as exc:  # sympify raises many types; all mean "unparseable"
-        cause = getattr(exc, "base_exc", None) or exc  # SympifyError wraps the real one
-        detail = (str(cause).splitlines() or [""])[0]
-        return f"does not parse as an expression in xi ({type(cause).__name__}: {detail})"
-    if not isinstance(phi, sympy.Expr) or phi.free_symbols - {xi}:
-        return "is not an expression in xi alone"
-    if phi.is_zero:
-        return "is identically zero"
-    checks = [("phi(0) = 0", phi, 0)]
-    if frame == "tangent":
-        checks.append(("phi'(0) = 0 (tangent frame)", sympy.diff(phi, xi), 0))
-    elif frame == "chord":
-        checks.append(("phi(1) = 0 (chord frame)", phi, 1))
-    for label, expr, at in checks:
-        value = _end_value(expr, xi, at)
-        lhs = label.split(" = ")[0]
-        if not (math.isfinite(value.real) and math.isfinite(value.imag)):
-            return f"violates {label}: {lhs} is not a finite number"
-        if abs(value) > _BC_TOLERANCE:
-            shown = f"{value.real:.6g}" if value.imag == 0 else f"{value:.6g}"
-            return f"violates {label}: {lhs} = {shown}"
-    return None
-
-
-def _end_value(expr, xi, at):
-    """``expr`` at ``xi = at`` by substitution, as complex (nan if undefined).
-
-    Deliberately not a limit: the dynamics evaluate shapes numerically at the
-    ends, so a shape must be defined there (``xi*log(xi)`` is not at 0).
-    """
-    try:
-        return complex(expr.subs(xi, at).evalf())
-    except (TypeError, ValueError):  # zoo, nan and friends
-        return complex("nan")
 
 
 def _joint(problems, link_table, link_path):

@@ -1,5 +1,5 @@
 /*
- * fmu_misuse.c - drives a flexfmu FMU binary (fmi2_glue.c + a generated
+ * fmu_misuse.c - drives a flexfmu FMU binary (fmi2_glue.c + ffmu_instance.c + a generated
  * model) through misuse and valid call sequences and checks the status codes.
  *
  *   fmu_misuse PATH_TO_SO GUID NX NU NY NP [H_INTERNAL] [--cycles N]
@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "fmi2FunctionTypes.h"
-#include "../../flexfmu/fmu/c/ffmu_model.h" /* value reference layout */
+#include "../../flexfmu/targets/c/ffmu_model.h" /* value reference layout */
 
 /* ------------------------------------------------------------------------ */
 /* The FMU's functions                                                      */

@@ -1,0 +1,185 @@
+"""Scenarios: an arm, a duration, a controller, and what to compare how closely.
+
+A scenario is a TOML file (shipped ones in ``flexfmu/data/scenarios``, found
+by name; any other by path). Every scenario runs as a closed loop at its
+``step`` with sample and hold; open-loop inputs are a controller that ignores
+its measurements (kind ``held``).
+
+``compare.outputs`` lists output names (``tip.ay``) or output groups of the
+Model (``joint_angle``, ``deflection``, see ``flexfmu.dynamics.metadata``),
+so one scenario adapts to arms with more or fewer links: ``deflection`` on a
+rigid arm compares nothing. ``tolerances`` are keyed the same way, a name
+before its group, with ``default`` for the rest.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from flexfmu.control.controllers import HeldInputs, SampledController
+from flexfmu.control.laws import LAWS, build_law
+from flexfmu.control.references import circle_reference, quintic_reference
+from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
+from flexfmu.dynamics.metadata import OUTPUT_GROUPS
+from flexfmu.errors import FlexfmuError, InputError
+
+CONTROLLER_KINDS = ("held", *LAWS)
+REFERENCE_KINDS = ("circle", "quintic")
+REQUIRED = ("name", "arm", "duration", "step", "controller", "compare", "tolerances")
+
+__all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_names", "scenarios_for"]
+
+
+class ScenarioError(FlexfmuError, ValueError):
+    """A scenario file that cannot be run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario (see the module docstring for the file's fields)."""
+
+    name: str
+    description: str
+    arm: str
+    duration: float
+    step: float
+    initial: dict
+    controller: dict
+    outputs: list[str]
+    tolerances: dict
+
+    @property
+    def arm_path(self) -> Path:
+        """The arm file the scenario is written for."""
+        return resolve_arm(self.arm)
+
+    def compared(self, model) -> list[tuple[str, float]]:
+        """(output name, largest allowed absolute difference between two
+        runs) for every output this scenario compares on ``model``.
+
+        Raises
+        ------
+        ScenarioError
+            If an entry is neither an output nor an output group of the model.
+        """
+        known = set(model.output_names)
+        rows = []
+        for entry in self.outputs:
+            if entry in known:
+                rows.append((entry, self._tolerance(model, entry)))
+            elif entry in OUTPUT_GROUPS:
+                rows += [(name, self._tolerance(model, name)) for name in model.outputs_of(entry)]
+            else:
+                raise ScenarioError(f"scenario {self.name}: compare.outputs names {entry!r}, which is neither an "
+                                    f"output of arm {model.arm.name!r} nor an output group "
+                                    f"({', '.join(OUTPUT_GROUPS)})")
+        return rows
+
+    def _tolerance(self, model, output: str) -> float:
+        group = next(s.group for s in model.output_table if s.name == output)
+        for key in (output, group, "default"):
+            if key in self.tolerances:
+                return float(self.tolerances[key])
+        raise AssertionError("load_scenario requires a default tolerance")
+
+    def initial_state(self, model):
+        """x0 = [q0; 0] with the scenario's initial coordinates."""
+        import numpy as np
+
+        unknown = sorted(set(self.initial) - set(model.coordinates))
+        if unknown:
+            raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not coordinates of arm "
+                                f"{model.arm.name!r} ({', '.join(model.coordinates)})")
+        x0 = np.zeros(2 * len(model.coordinates))
+        for name, value in self.initial.items():
+            x0[model.coordinates.index(name)] = value
+        return x0
+
+    def grid(self):
+        """The sample times 0, step, ..., duration."""
+        import numpy as np
+
+        return np.linspace(0.0, self.duration, int(round(self.duration / self.step)) + 1)
+
+    def law(self, model):
+        """The control law of this scenario, its gains as the law's defaults."""
+        options = {key: value for key, value in self.controller.items() if key not in ("kind", "reference")}
+        if self.controller["kind"] == "composite":
+            options.setdefault("sample_step", self.step)
+        return build_law(model, self.controller["kind"], **options)
+
+    def reference(self, model):
+        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario."""
+        spec = self.controller["reference"]
+        if spec["kind"] == "circle":
+            if len(model.inputs) != 2:
+                raise ScenarioError(f"scenario {self.name}: the circle reference is the inverse kinematics of a "
+                                    f"two-link arm; arm {model.arm.name!r} has {len(model.inputs)} joints")
+            lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
+            return circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
+        return quintic_reference(spec["start"], spec["goal"], spec["move_time"])
+
+    def build_controller(self, model, gains: dict | None = None):
+        """The controller object of this scenario for ``model``; ``gains``
+        overrides the scenario's gains by name."""
+        if self.controller["kind"] == "held":
+            nu = len(model.inputs)
+            wrong = [t for t, u in self.controller["switches"] if len(u) != nu]
+            if wrong:
+                raise ScenarioError(f"scenario {self.name}: controller.switches at t = {wrong[0]} s has not "
+                                    f"{nu} torques (arm {model.arm.name!r} has {nu} inputs)")
+            return HeldInputs(self.controller["switches"], list(model.inputs))
+        law = self.law(model)
+        return SampledController(law, law.gain_vector(gains), self.reference(model))
+
+
+def scenarios_for(arm_name: str) -> list[str]:
+    """Names of the shipped scenarios written for the arm ``arm_name``."""
+    return [name for name in scenario_names() if load_scenario(name).arm == arm_name]
+
+
+def load_scenario(name_or_path: str | Path) -> Scenario:
+    """Load a scenario by name (shipped scenarios) or path.
+
+    Raises
+    ------
+    ScenarioError
+        Naming every problem of the file, or that there is no such scenario.
+    """
+    try:
+        path = resolve_scenario(name_or_path)
+        data = tomllib.loads(path.read_text())
+    except InputError as error:
+        raise ScenarioError(str(error)) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ScenarioError(f"scenario {str(name_or_path)!r} cannot be read: {error}") from None
+    problems = [f"missing {key!r}" for key in REQUIRED if key not in data]
+    if problems:
+        raise ScenarioError(f"{path.name}: " + "; ".join(problems))
+    kind = data["controller"].get("kind")
+    if kind not in CONTROLLER_KINDS:
+        problems.append(f"controller.kind must be one of {', '.join(CONTROLLER_KINDS)}, got {kind!r}")
+    elif kind != "held":
+        reference = data["controller"].get("reference", {}).get("kind")
+        if reference not in REFERENCE_KINDS:
+            problems.append(f"controller.reference.kind must be one of {', '.join(REFERENCE_KINDS)}, "
+                            f"got {reference!r}")
+    try:
+        resolve_arm(data["arm"])
+    except InputError as error:
+        problems.append(str(error))
+    for key in ("duration", "step"):
+        if not isinstance(data[key], (int, float)) or data[key] <= 0:
+            problems.append(f"{key} must be > 0, got {data[key]!r}")
+    if "default" not in data["tolerances"]:
+        problems.append("tolerances.default is missing")
+    if problems:
+        raise ScenarioError(f"{path.name}: " + "; ".join(problems))
+    return Scenario(
+        name=data["name"], description=data.get("description", ""), arm=data["arm"],
+        duration=float(data["duration"]), step=float(data["step"]), initial=dict(data.get("initial", {})),
+        controller=dict(data["controller"]), outputs=list(data["compare"]["outputs"]),
+        tolerances=dict(data["tolerances"]),
+    )

@@ -1,0 +1,102 @@
+"""What a Model's vectors hold, as data: coordinates, inputs, outputs, parameters.
+
+Everything outside ``flexfmu/dynamics`` learns the structure of an arm from
+these records (which coordinates are joint angles, rotor angles or modes,
+which outputs are encoders, deflections or the tip, which parameters may
+change while running, and every unit), never by reading names. Names follow
+the FMI structured naming convention and are for people and files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COORDINATE_KINDS = ("joint", "rotor", "modal")
+
+# Output groups, in the order the planar chain lists them.
+JOINT_ANGLE, JOINT_RATE = "joint_angle", "joint_rate"      # encoders on the joints
+MOTOR_ANGLE, MOTOR_RATE = "motor_angle", "motor_rate"      # encoders on the rotors of flexible joints
+MODE, MODE_RATE = "mode", "mode_rate"                      # modal coordinates and rates
+LINK_TIP = "link_tip"                                      # every link's deflected tip
+DEFLECTION = "deflection"                                  # each flexible link's tip deflection
+TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
+OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION)
+ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
+
+TORQUE = "torque"
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """One entry of q.
+
+    Attributes
+    ----------
+    name : str
+        ``theta[j]``, ``alpha[j]`` or ``f[i,k]``.
+    kind : str
+        ``"joint"`` (joint angle), ``"rotor"`` (rotor angle of a flexible
+        joint, link side of the gear) or ``"modal"`` (modal coordinate).
+    link : int
+        The 1-based link (and joint) the coordinate belongs to.
+    unit : str
+        ``"rad"`` or ``"m"``.
+    mode : int or None
+        The 1-based mode number of a modal coordinate.
+    """
+
+    name: str
+    kind: str
+    link: int
+    unit: str
+    mode: int | None = None
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One input or output.
+
+    Attributes
+    ----------
+    name : str
+        ``tau[1]``, ``joint[1].angle``, ``tip.x``, ...
+    unit : str
+    group : str
+        What it measures or drives (the constants of this module); the
+        members of a group are listed in link order.
+    description : str
+    link : int or None
+        The 1-based link (or joint) it belongs to, if any.
+    """
+
+    name: str
+    unit: str
+    group: str
+    description: str
+    link: int | None = None
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One entry of p.
+
+    Attributes
+    ----------
+    name : str
+        Structured name, e.g. ``link[2].EI``.
+    value : float
+        Nominal value.
+    unit : str
+    description : str
+    tunable : bool
+        True when it may change while the model runs (masses, stiffnesses,
+        friction, gravity); False for geometry (lengths, positions, centres
+        of mass), which would move bodies discontinuously.
+    """
+
+    name: str
+    value: float
+    unit: str
+    description: str
+    tunable: bool = True

@@ -1,0 +1,75 @@
+"""The planar serial chain as a Model's building blocks.
+
+:class:`PlanarChain` holds what both derivations, the outputs and the C
+contract share for one arm: the coordinate layout, the link bodies
+(mass properties symbolic in p), the constant Jacobian rows and the
+symbols q, qd and p. :func:`flexfmu.dynamics.model.build_model` asks it for
+M and h; the Model asks it lazily for energies, outputs, structure matrices
+and the compiled (articulated-body) dynamics.
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+
+from flexfmu.dynamics.chain import coordinate_layout, link_bodies, link_mode_sets
+from flexfmu.dynamics.closed_form import closed_form_dynamics
+from flexfmu.dynamics.energy import energies, energy_dynamics
+from flexfmu.dynamics.forces import input_matrix
+from flexfmu.dynamics.frames import chain_rows
+from flexfmu.dynamics.metadata import TORQUE, Signal
+from flexfmu.dynamics.outputs import output_expressions
+from flexfmu.dynamics.parameters import ParameterSymbols, arm_parameters
+from flexfmu.spec.arm import Arm
+
+DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
+
+
+class PlanarChain:
+    """Symbolic building blocks of a planar arm (see the module docstring)."""
+
+    def __init__(self, arm: Arm):
+        self.parameter_table = arm_parameters(arm)
+        self.P = ParameterSymbols(self.parameter_table)
+        self.coords = coordinate_layout(arm)
+        self.bodies = link_bodies(arm, self.P, link_mode_sets(arm))
+        self.rows = chain_rows(self.coords, self.bodies)
+        n = self.coords.size
+        self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
+        self.inputs = [Signal(f"tau[{j}]", "N.m", TORQUE, f"torque of joint {j} (joint side of the gear)", j)
+                       for j in range(1, len(arm.links) + 1)]
+
+    def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
+        """(M, h, B) with M qdd + h = B u, by the named derivation."""
+        M, h = DERIVATIONS[method](self.coords, self.rows, self.bodies, self.P, self.q, self.qd)
+        return M, h, input_matrix(self.rows)
+
+    def energies(self) -> tuple[ca.SX, ca.SX]:
+        """Kinetic and potential energy (gravity, bending, joint springs)."""
+        return energies(self.coords, self.rows, self.bodies, self.P, self.q, self.qd)
+
+    def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
+        """The output records and y(q, qd, qdd, p)."""
+        return output_expressions(self.coords, self.rows, self.bodies, self.q, self.qd, qdd)
+
+    def structure(self) -> tuple[ca.SX, ca.SX]:
+        """Structural stiffness K and damping D (bending, joint springs;
+        modal, spring and viscous friction damping), constant in q."""
+        n, P = self.coords.size, self.P
+        K, D = ca.SX(n, n), ca.SX(n, n)
+        for E, body in zip(self.rows.selections, self.bodies):
+            if body.modes:
+                K += ca.mtimes([E.T, body.stiffness, E])
+                D += ca.mtimes([E.T, body.damping, E])
+        for j, row in self.rows.springs.items():
+            K += P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
+            D += P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
+        for j, row in enumerate(self.rows.motors):
+            D += P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
+        return K, D
+
+    def compiled(self, model):
+        """The Functions of the C contract (articulated-body passes)."""
+        from flexfmu.dynamics.compiled import compiled_dynamics
+
+        return compiled_dynamics(self, model)

@@ -1,1 +1,0 @@
-"""FMU export: model description, per-model C data, build and packaging."""

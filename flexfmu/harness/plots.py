@@ -1,0 +1,90 @@
+"""Plots people look at instead of reading numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE, TIP_POSITION
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot_simulation(result, model, path: str | Path) -> None:
+    """Joint angles, tip deflections and the end-effector path of one run."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    t = result.time
+    for name in model.outputs_of(JOINT_ANGLE) + model.outputs_of(MOTOR_ANGLE):
+        axes[0].plot(t, result[name], label=name)
+    for name in model.outputs_of(DEFLECTION):
+        axes[1].plot(t, 1e3 * result[name], label=name)
+    axes[0].set(xlabel="time [s]", ylabel="angle [rad]", title="joint and motor angles")
+    axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
+    x, y = model.outputs_of(TIP_POSITION)[:2]
+    axes[2].plot(result[x], result[y])
+    axes[2].plot(result[x][0], result[y][0], "o", label="start")
+    axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    fig.suptitle(f"{model.arm.name}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_before_after(before, after, model, reference, history, path: str | Path, title: str) -> None:
+    """Tracking error, link deflections and torques of two FMU runs (before:
+    dashed, after: solid), and the optimiser's cost per iteration."""
+    import numpy as np
+
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    for run, style, label in ((before, "--", "before"), (after, "-", "after")):
+        theta_d = np.array([reference(t)[0] for t in run.time])
+        for j, (angle, torque) in enumerate(zip(model.outputs_of(JOINT_ANGLE), model.inputs)):
+            color = f"C{j}"
+            axes[0, 0].plot(run.time, theta_d[:, j] - run[angle], style, color=color, label=f"{angle} ({label})")
+            axes[1, 0].plot(run.time, run[torque], style, color=color, label=f"{torque} ({label})")
+        for i, name in enumerate(model.outputs_of(DEFLECTION)):
+            axes[0, 1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
+    axes[1, 1].semilogy(range(len(history)), history, "o-")
+    axes[0, 0].set(xlabel="time [s]", ylabel="theta_d - theta [rad]", title="tracking error")
+    axes[0, 1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
+    axes[1, 0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
+    axes[1, 1].set(xlabel="iteration", ylabel="cost J", title="optimiser progress")
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_plan(planned, baseline, model, move_time: float, path: str | Path, title: str) -> None:
+    """Torques, link deflections and tip paths of a planned move and its
+    baseline (dashed), both run through the FMU; the move's end marked."""
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    for run, style, label in ((baseline, "--", "baseline"), (planned, "-", "plan")):
+        for j, name in enumerate(model.inputs):
+            axes[0].plot(run.time, run[name], style, color=f"C{j}", label=f"{name} ({label})")
+        for i, name in enumerate(model.outputs_of(DEFLECTION)):
+            axes[1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
+        x, y = model.outputs_of(TIP_POSITION)[:2]
+        axes[2].plot(run[x], run[y], style, label=label)
+    for ax in axes[:2]:
+        ax.axvline(move_time, color="k", lw=0.8)
+    axes[0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
+    axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
+    axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,57 @@
+"""Compile an FMU's sources with the system C compiler.
+
+The flags are the ones the shipped CMakeLists.txt uses: C99, -O2,
+warnings as errors (CasADi's generated file only without
+-Wunused-parameter), hidden visibility so only the fmi2 functions are
+exported, and a static libgcc so the binary needs no compiler runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from flexfmu.errors import FlexfmuError
+
+COMMON = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
+# CasADi-generated sources (flexfmu.targets.bundle writes them), which need
+# -Wno-unused-parameter
+GENERATED_SOURCES = ("model_functions.c", "model_directional.c")
+
+
+class BuildError(FlexfmuError, RuntimeError):
+    """No C compiler, or it failed; the message holds its output."""
+
+
+def compiler() -> str:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise BuildError("no C compiler found (set CC or install gcc)")
+    return cc
+
+
+def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path) -> None:
+    """Compile ``c_files`` (names in ``sources``) into the shared library
+    ``output``, one compiler process per file, all at once (the generated
+    files dominate and are independent)."""
+    cc = compiler()
+    work.mkdir(parents=True, exist_ok=True)
+    objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
+    commands = [[cc, *COMMON, *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
+                 f"-I{sources}", "-c", str(sources / name), "-o", obj] for name, obj in zip(c_files, objects)]
+    running = [(command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+               for command in commands]
+    finished = [(command, process.communicate()[0], process.returncode) for command, process in running]
+    failures = [f"{' '.join(command)}\n{log}" for command, log, code in finished if code != 0]
+    if failures:
+        raise BuildError("\n".join(failures))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    _run([cc, "-shared", "-static-libgcc", "-o", str(output), *objects, "-lm"])
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{' '.join(command)}\n{done.stdout}{done.stderr}")

@@ -1,0 +1,114 @@
+"""The target-neutral C model bundle that every native target links against.
+
+A bundle is a folder of C sources: the five generated Functions of the C
+contract (``model_functions.c``, ``model_directional.c``), the per-model
+constants (``model_data.c``), the contract itself (``ffmu_model.h``) and the
+interface-independent instance code (``ffmu_instance.c/.h``). A target adds
+its glue (``fmi2_glue.c``, ...) and its packaging; none of the bundle depends
+on the FMI version or the importing tool.
+
+The model data carries the artefact's GUID, which a target derives from the
+whole content (its description included), so it is written last
+(:meth:`ModelBundle.write_model_data`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import casadi as ca
+
+from flexfmu.codegen import generate_c
+from flexfmu.dynamics.compiled import CompiledDynamics
+from flexfmu.integrate import step_function
+from flexfmu.targets.build import GENERATED_SOURCES
+from flexfmu.targets.export import ExportSettings, internal_step, model_identifier
+from flexfmu.targets.model_data import model_data_c
+
+INSTANCE_FILES = ("ffmu_model.h", "ffmu_instance.h", "ffmu_instance.c")
+C_FILES = ("ffmu_instance.c", "model_data.c", *GENERATED_SOURCES)
+
+
+def c_source(name: str) -> str:
+    """The text of one of flexfmu's own C files (package data)."""
+    return (resources.files("flexfmu.targets") / "c" / name).read_text()
+
+
+@dataclass(frozen=True)
+class ModelBundle:
+    """A written bundle: where, for which model, with which integrator and step.
+
+    Attributes
+    ----------
+    folder : Path
+    identifier : str
+        C identifier of the model (library and file names).
+    integrator : str
+    internal_step : float
+    omega_max : float
+        Highest linearised frequency (rad/s) the default step was chosen for.
+    codegen_s : float
+        Seconds spent generating the C code.
+    """
+
+    folder: Path
+    model: object
+    identifier: str
+    integrator: str
+    internal_step: float
+    omega_max: float
+    codegen_s: float
+
+    @property
+    def c_files(self) -> list[str]:
+        """The bundle's C files to compile, the generated ones last."""
+        return list(C_FILES)
+
+    def fingerprint(self) -> str:
+        """The content a GUID must change with: model data (without a GUID)
+        and the generated functions."""
+        generated = "".join((self.folder / name).read_text() for name in GENERATED_SOURCES)
+        return self._model_data("") + generated
+
+    def write_model_data(self, guid: str) -> None:
+        """Write model_data.c with the artefact's GUID."""
+        (self.folder / "model_data.c").write_text(self._model_data(guid))
+
+    def _model_data(self, guid: str) -> str:
+        constants = self.model.compiled.size
+        return model_data_c(self.model, guid, self.integrator, self.internal_step, constants)
+
+
+def contract_functions(dynamics: CompiledDynamics, integrator: str) -> tuple[list[ca.Function], list[ca.Function]]:
+    """The five Functions of the C contract (ffmu_model.h), as two groups
+    for two translation units that compile in parallel: the simulation
+    functions, and the directional derivatives."""
+    return [
+        rename(dynamics.constants, "ffmu_constants"),
+        step_function(dynamics, integrator, name="ffmu_step"),
+        rename(dynamics.state_derivative, "ffmu_derivatives"),
+        rename(dynamics.outputs, "ffmu_outputs"),
+    ], [rename(dynamics.directional, "ffmu_directional")]
+
+
+def rename(function: ca.Function, name: str) -> ca.Function:
+    """``function`` under the C name ``name`` (a call of it)."""
+    symbols = function.mx_in()
+    return ca.Function(name, symbols, function.call(symbols))
+
+
+def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
+    """Generate the model's C sources into ``folder`` and copy the instance
+    code beside them; model_data.c follows with the GUID."""
+    start = time.perf_counter()
+    h, omega_max = internal_step(model, settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, group in zip(GENERATED_SOURCES, contract_functions(model.compiled, settings.integrator)):
+        generate_c(group, folder, Path(name).stem)
+    for name in INSTANCE_FILES:
+        (folder / name).write_text(c_source(name))
+    return ModelBundle(folder, model, model_identifier(model.arm.name), settings.integrator, h, omega_max,
+                       time.perf_counter() - start)

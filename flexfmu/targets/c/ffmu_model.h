@@ -1,0 +1,77 @@
+/*
+ * ffmu_model.h - the contract between flexfmu's generic instance code and the
+ * per-model code that flexfmu generates for each arm.
+ *
+ * The instance code (ffmu_instance.c) and the interface glues (fmi2_glue.c,
+ * ...) know nothing about robots; the generated model_data.c knows the arm's
+ * sizes, names and start values and points at the five CasADi-generated
+ * functions in model_functions.c and model_directional.c. None of them is
+ * edited by hand per model. All data here is constant: instances keep their
+ * own state and work arrays, so any number of instances can run in parallel
+ * threads.
+ *
+ * States are x = [q; qd] (nx = 2 nq). Value references are fixed by category
+ * (FFMU_VR_BLOCK apart) and index, so they are stable across rebuilds:
+ *   parameter k        FFMU_VR_PARAMETER    + k   (k = 0 .. np-1)
+ *   state k            FFMU_VR_STATE        + k   (k = 0 .. nx-1)
+ *   acceleration k     FFMU_VR_ACCELERATION + k   (der(qd_k), k = 0 .. nq-1)
+ *   input k            FFMU_VR_INPUT        + k   (k = 0 .. nu-1)
+ *   output k           FFMU_VR_OUTPUT       + k   (k = 0 .. ny-1)
+ * The derivative of state k < nq is state nq + k; of state nq + k it is
+ * acceleration k.
+ */
+#ifndef FFMU_MODEL_H
+#define FFMU_MODEL_H
+
+#define FFMU_VR_BLOCK 100000
+#define FFMU_VR_PARAMETER (1 * FFMU_VR_BLOCK)
+#define FFMU_VR_STATE (2 * FFMU_VR_BLOCK)
+#define FFMU_VR_ACCELERATION (3 * FFMU_VR_BLOCK)
+#define FFMU_VR_INPUT (4 * FFMU_VR_BLOCK)
+#define FFMU_VR_OUTPUT (5 * FFMU_VR_BLOCK)
+
+/* casadi_int of the generated code (CodeGenerator option casadi_int="int") */
+typedef int ffmu_int;
+
+/* A CasADi-generated function: evaluation and its work-array sizes. */
+typedef int (*ffmu_eval)(const double **arg, double **res, ffmu_int *iw, double *w, int mem);
+typedef int (*ffmu_work)(ffmu_int *sz_arg, ffmu_int *sz_res, ffmu_int *sz_iw, ffmu_int *sz_w);
+
+typedef struct {
+    ffmu_eval eval;
+    ffmu_work work;
+} ffmu_function;
+
+enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1 };
+
+typedef struct {
+    const char *model_name;      /* the arm's name */
+    const char *guid;            /* must equal the modelDescription's guid */
+    int nq, nx, nu, ny, np;      /* coordinates, states (2 nq), inputs, outputs, parameters */
+    int nc;                      /* constants computed from the parameters */
+
+    const double *parameter_start;   /* np nominal values */
+    const int *parameter_tunable;    /* np flags: 1 tunable, 0 fixed (set before initialization only) */
+    const double *state_start;       /* nx start values of x */
+    const char *const *parameter_names; /* np, for messages */
+    const char *const *state_names;     /* nx */
+    const char *const *input_names;     /* nu */
+    const char *const *output_names;    /* ny */
+
+    int integrator;              /* FFMU_RK4 or FFMU_IMPLICIT_MIDPOINT */
+    double internal_step;        /* fixed internal step h of co-simulation (s) */
+
+    /* constants:   (p[np]) -> (c[nc])   parameter-only parts of the model, hoisted
+     *              out of the functions below; evaluated again when p changes.
+     * The other functions take pc = [p; c] (np + nc values) as third argument:
+     * step:        (x[nx], u[nu], pc, h[1]) -> (x_next[nx])   one internal step
+     * derivatives: (x, u, pc) -> (xdot[nx])
+     * outputs:     (x, u, pc) -> (y[ny])
+     * directional: (x, u, pc, dx[nx], du[nu]) -> (dxdot[nx], dy[ny])   forward AD */
+    ffmu_function constants, step, derivatives, outputs, directional;
+} ffmu_model;
+
+/* Defined in the generated model_data.c. */
+extern const ffmu_model FFMU_MODEL;
+
+#endif

@@ -1,0 +1,151 @@
+"""What every export target shares: settings, the report, names, packaging.
+
+A target (``flexfmu.targets.TARGETS``) turns a Model into an artefact a tool
+imports. They all take the same :class:`ExportSettings` (each uses the
+fields it lists), answer with an :class:`ExportReport`, name the model with
+:func:`model_identifier`, and write their file with :func:`write_atomically`,
+so a failed export leaves nothing behind and a complete one appears at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import uuid
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from flexfmu.errors import FlexfmuError
+from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_frequency, is_multiple
+
+INTERFACES = ("cs", "me", "both")
+
+
+class ExportError(FlexfmuError, ValueError):
+    """Export settings or inputs that cannot make a valid artefact."""
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """How to export.
+
+    Attributes
+    ----------
+    integrator : str
+        Fixed-step co-simulation integrator (``flexfmu.integrate.INTEGRATORS``).
+    internal_step : float or None
+        Internal step in s; None picks it from the arm's highest linearised
+        frequency (``flexfmu.integrate.default_internal_step``).
+    communication_step : float
+        The default communication step in s (a multiple of the internal step).
+    stop_time : float
+        The default stop time in s.
+    interface : str
+        ``"cs"``, ``"me"`` or ``"both"``.
+    """
+
+    integrator: str = "rk4"
+    internal_step: float | None = None
+    communication_step: float = 1e-3
+    stop_time: float = 5.0
+    interface: str = "both"
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What an export decided and how long it took (None where a target has
+    no such thing, e.g. the internal step of a variable-step backend)."""
+
+    path: Path
+    target: str
+    guid: str | None = None
+    integrator: str | None = None
+    internal_step: float | None = None
+    omega_max: float | None = None
+    codegen_s: float | None = None
+    compile_s: float | None = None
+    total_s: float | None = None
+
+
+def check_settings(settings: ExportSettings) -> None:
+    """Raise ExportError naming every setting out of range."""
+    problems = []
+    if settings.integrator not in INTEGRATORS:
+        problems.append(f"integrator must be one of {', '.join(INTEGRATORS)}, got {settings.integrator!r}")
+    if settings.interface not in INTERFACES:
+        problems.append(f"interface must be one of {', '.join(INTERFACES)}, got {settings.interface!r}")
+    for name in ("communication_step", "stop_time"):
+        if not getattr(settings, name) > 0:
+            problems.append(f"{name} must be > 0, got {getattr(settings, name)!r}")
+    if settings.internal_step is not None and not settings.internal_step > 0:
+        problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
+    if problems:
+        raise ExportError("; ".join(problems))
+
+
+def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
+    """(h, omega_max): the fixed internal step the settings ask for, or the
+    default for the arm's highest linearised frequency omega_max (rad/s).
+
+    Raises
+    ------
+    ExportError
+        If the communication step is not a whole multiple of h.
+    """
+    omega_max = highest_frequency(model)
+    h = settings.internal_step or default_internal_step(omega_max, settings.integrator, settings.communication_step)
+    if not is_multiple(settings.communication_step, h):
+        raise ExportError(f"the communication step {settings.communication_step!r} s must be an integer multiple "
+                          f"of the internal step {h!r} s")
+    return h, omega_max
+
+
+def model_identifier(name: str) -> str:
+    """A C identifier from the arm's name."""
+    ident = re.sub(r"\W", "_", name)
+    return ident if re.match(r"[A-Za-z_]", ident) else "_" + ident
+
+
+def content_guid(*texts: str) -> str:
+    """A GUID derived from an artefact's content: same arm and settings, same GUID."""
+    digest = hashlib.sha256("\0".join(texts).encode()).digest()
+    return "{" + str(uuid.UUID(bytes=digest[:16])) + "}"
+
+
+def platform_folder() -> tuple[str, str]:
+    """(binaries/ folder, library extension) of this machine, FMI names."""
+    if sys.platform.startswith("win"):
+        return "win64", ".dll"
+    if sys.platform == "darwin":
+        return "darwin64", ".dylib"
+    return "linux64", ".so"
+
+
+def check_output(output: Path) -> None:
+    """Refuse an output that is a folder or sits under a file, before any work."""
+    if output.is_dir():
+        raise ExportError(f"output {str(output)!r} is a folder; give the file to write")
+    for parent in output.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ExportError(f"output {str(output)!r}: {str(parent)!r} is a file, not a folder")
+            if not os.access(parent, os.W_OK):
+                raise ExportError(f"output {str(output)!r}: the folder {str(parent)!r} is not writable")
+            return
+
+
+def write_atomically(root: Path, output: Path) -> None:
+    """Zip the folder ``root`` into ``output``: complete, or not there at all."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(output.name + ".part")
+    try:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    archive.write(path, path.relative_to(root).as_posix())
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -1,0 +1,113 @@
+"""modelDescription.xml for FMI 2.0, from the plain-data variables.
+
+ModelStructure dependencies come from the CasADi Jacobian sparsity of the
+derivatives and outputs with respect to states and inputs. InitialUnknowns
+lists every output and acceleration (the unknowns with initial="calculated")
+without a dependencies attribute, which FMI 2.0 reads as "depends on all
+knowns". The GUID is filled in by the caller from a hash of the content.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+from flexfmu.targets.variables import UNITS, Structure, Variable
+
+LOG_CATEGORIES = {
+    "logStatusError": "errors: wrong calls, non-finite states and outputs",
+    "logStatusWarning": "warnings",
+    "logAll": "everything",
+}
+
+
+@dataclass(frozen=True)
+class Description:
+    """What the XML says besides the variables."""
+
+    model_name: str
+    model_identifier: str
+    description: str
+    generation_tool: str
+    stop_time: float
+    communication_step: float
+    integrator: str
+    internal_step: float
+    source_files: list[str]
+
+
+def _number(value: float) -> str:
+    return repr(float(value))
+
+
+def model_description_xml(info: Description, variables: list[Variable], structure: Structure, guid: str,
+                          interface: str = "both") -> str:
+    """Return the modelDescription.xml text for ``interface`` (cs, me or both)."""
+    root = ET.Element("fmiModelDescription", {
+        "fmiVersion": "2.0", "modelName": info.model_name, "guid": guid, "description": info.description,
+        "generationTool": info.generation_tool, "variableNamingConvention": "structured",
+        "numberOfEventIndicators": "0",
+    })
+    common = {
+        "modelIdentifier": info.model_identifier, "needsExecutionTool": "false",
+        "canBeInstantiatedOnlyOncePerProcess": "false", "canNotUseMemoryManagementFunctions": "false",
+        "canGetAndSetFMUstate": "true", "canSerializeFMUstate": "true", "providesDirectionalDerivative": "true",
+    }
+    elements = []
+    if interface in ("me", "both"):
+        elements.append(ET.SubElement(root, "ModelExchange", {**common, "completedIntegratorStepNotNeeded": "true"}))
+    if interface in ("cs", "both"):
+        elements.append(ET.SubElement(root, "CoSimulation", {
+            **common, "canHandleVariableCommunicationStepSize": "true", "canInterpolateInputs": "false",
+            "maxOutputDerivativeOrder": "0", "canRunAsynchronuously": "false",
+        }))
+    for element in elements:
+        files = ET.SubElement(element, "SourceFiles")
+        for name in info.source_files:
+            ET.SubElement(files, "File", {"name": name})
+
+    used = sorted({v.unit for v in variables if v.unit in UNITS})
+    units = ET.SubElement(root, "UnitDefinitions")
+    for name in used:
+        unit = ET.SubElement(units, "Unit", {"name": name})
+        ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
+
+    categories = ET.SubElement(root, "LogCategories")
+    for name, text in LOG_CATEGORIES.items():
+        ET.SubElement(categories, "Category", {"name": name, "description": text})
+    ET.SubElement(root, "DefaultExperiment", {
+        "startTime": "0.0", "stopTime": _number(info.stop_time), "stepSize": _number(info.communication_step),
+    })
+    vendor = ET.SubElement(ET.SubElement(root, "VendorAnnotations"), "Tool", {"name": "flexfmu"})
+    ET.SubElement(vendor, "CoSimulation", {
+        "integrator": info.integrator, "internalStep": _number(info.internal_step),
+        "note": "fixed internal step; communication steps must be integer multiples of it",
+    })
+
+    model_variables = ET.SubElement(root, "ModelVariables")
+    for v in variables:
+        attrs = {"name": v.name, "valueReference": str(v.vr), "causality": v.causality, "variability": v.variability}
+        if v.initial:
+            attrs["initial"] = v.initial
+        if v.description:
+            attrs["description"] = v.description
+        sv = ET.SubElement(model_variables, "ScalarVariable", attrs)
+        real = {}
+        if v.start is not None:
+            real["start"] = _number(v.start)
+        if v.unit in UNITS:
+            real["unit"] = v.unit
+        if v.derivative_of is not None:
+            real["derivative"] = str(v.derivative_of)
+        ET.SubElement(sv, "Real", real)
+
+    ms = ET.SubElement(root, "ModelStructure")
+    for tag, entries in (("Outputs", structure.outputs), ("Derivatives", structure.derivatives)):
+        group = ET.SubElement(ms, tag)
+        for index, deps in entries:
+            ET.SubElement(group, "Unknown", {"index": str(index), "dependencies": " ".join(map(str, deps))})
+    initial = ET.SubElement(ms, "InitialUnknowns")
+    for index in structure.initial_unknowns:
+        ET.SubElement(initial, "Unknown", {"index": str(index)})
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
