@@ -22,10 +22,12 @@ class Parser(argparse.ArgumentParser):
     """argparse with its usage errors on one line (and exit status 2)."""
 
     def error(self, message: str):
+        """Print the usage error ``message`` on one line and exit with status 2."""
         self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser, with one sub-command per module of :data:`COMMANDS`."""
     parser = Parser(prog="flexfmu", description=__doc__.split("\n\n")[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -35,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line on ``argv`` (``sys.argv[1:]`` when None); returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
         return args.run(args) or 0
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def describe(error: Exception) -> str:
-    """The user-facing message of an input error."""
+    """The user-facing message of the input error ``error`` (an OSError names its file)."""
     if isinstance(error, OSError) and error.filename is not None:
         return f"{error.filename}: {error.strerror or error}"
     return str(error)

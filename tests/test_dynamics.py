@@ -287,8 +287,8 @@ def test_every_parameter_enters_the_graphs(arm_name):
     import casadi as ca
 
     model = example_model(arm_name)
-    n, nu = len(model.coordinates), len(model.inputs)
-    q, qd, u = ca.SX.sym("q", n), ca.SX.sym("qd", n), ca.SX.sym("u", nu)
+    n = len(model.coordinates)
+    q, qd = ca.SX.sym("q", n), ca.SX.sym("qd", n)
     p = ca.SX.sym("p", len(model.parameters))
     everything = ca.vertcat(
         ca.vec(model.mass_matrix(q, p)), model.bias(q, qd, p), ca.vec(model.input_matrix(q, p)),

@@ -17,7 +17,8 @@ OPTIONS = {"with_header": True, "casadi_int": "int", "casadi_real": "double", "w
 
 
 def generate_c(functions: list[ca.Function], directory: Path, basename: str = "model_functions") -> list[Path]:
-    """Write ``basename``.c and ``basename``.h into ``directory``; return both paths."""
+    """Write the C code of ``functions`` (casadi.Function objects, in that order) as ``basename``.c and
+    ``basename``.h into ``directory`` (created if needed); return both paths."""
     directory.mkdir(parents=True, exist_ok=True)
     generator = ca.CodeGenerator(f"{basename}.c", OPTIONS)
     for function in functions:

@@ -49,7 +49,24 @@ class ClosedLoopRun:
 
 
 def plant_step_size(model, integrator: str, sample_step: float, internal_step: float | None = None) -> float:
-    """The FMU's internal step for these settings (as ``flexfmu export`` picks it)."""
+    """The FMU's internal step for these settings (as ``flexfmu export`` picks it).
+
+    Parameters
+    ----------
+    model : Model
+    integrator : str
+        The plant's fixed-step integrator (``"rk4"`` or ``"implicit"``).
+    sample_step : float
+        The controller's sample step T, s; the internal step divides it.
+    internal_step : float, optional
+        An explicit internal step, returned as is; None picks the default from the model's highest natural
+        frequency (:func:`flexfmu.integrate.default_internal_step`).
+
+    Returns
+    -------
+    float
+        The internal step h, s.
+    """
     if internal_step is not None:
         return internal_step
     return default_internal_step(highest_frequency(model), integrator, sample_step)
@@ -137,7 +154,8 @@ class ClosedLoop:
         return run, gradient
 
     def parameters_with_constants(self, p=None) -> np.ndarray:
-        """pc = [p; c(p)] for the plant parameters p (nominal by default)."""
+        """pc = [p; c(p)] for the plant parameters ``p`` (the model's nominal ones when None), c(p) the
+        compiled dynamics' parameter-dependent constants."""
         p = self.model.nominal_parameters if p is None else np.asarray(p, float)
         return np.concatenate([p, np.array(self._dynamics.constants(p)).ravel()])
 
@@ -147,9 +165,23 @@ class ClosedLoop:
         return ClosedLoopRun(self.time, np.array(X).T, np.array(U).T, np.array(L).ravel())
 
     def cost(self, gains, p=None) -> float:
+        """J of a run with ``gains`` (in the law's gain order) and plant parameters ``p`` (nominal when None)."""
         return self.run(gains, p).cost
 
     def cost_and_gradient(self, gains, p=None) -> tuple[float, np.ndarray]:
-        """J and dJ/dgains, by the adjoint sweep."""
+        """J and dJ/dgains, by the adjoint sweep.
+
+        Parameters
+        ----------
+        gains : array
+            The law's gains, in its gain order.
+        p : array, optional
+            Plant parameters (the model's nominal ones when None).
+
+        Returns
+        -------
+        tuple of (float, numpy.ndarray)
+            The cost J and its gradient with respect to ``gains``.
+        """
         J, dJ = self._gradient(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p))
         return float(J), np.array(dJ).ravel()

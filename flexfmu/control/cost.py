@@ -41,7 +41,22 @@ class CostWeights:
 
 
 def load_cost(path: str | Path) -> CostWeights:
-    """Weights from a TOML cost file; unknown or negative weights are errors."""
+    """Weights from a TOML cost file; unknown or negative weights are errors.
+
+    Parameters
+    ----------
+    path : str or Path
+        The cost file, with a ``[weights]`` table (missing weights keep their defaults).
+
+    Returns
+    -------
+    CostWeights
+
+    Raises
+    ------
+    CostError
+        If the file cannot be read or parsed, or a weight is unknown or not a number >= 0.
+    """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -58,12 +73,25 @@ def load_cost(path: str | Path) -> CostWeights:
 
 
 def cost_signals(model) -> list[str]:
-    """Outputs the cost reads, in order: joint angles, then link deflections."""
+    """Outputs of ``model`` the cost reads, in order: joint angles, then link deflections."""
     return model.outputs_of(JOINT_ANGLE) + model.outputs_of(DEFLECTION)
 
 
 def stage_cost(model, weights: CostWeights, sample_step: float) -> ca.Function:
-    """(s, theta_d, tau) -> the term of sample k, s the ``cost_signals``."""
+    """(s, theta_d, tau) -> the term of sample k, s the ``cost_signals``.
+
+    Parameters
+    ----------
+    model : Model
+        Gives the number of joints and the cost signals.
+    weights : CostWeights
+    sample_step : float
+        The sample step T, s, multiplying each term.
+
+    Returns
+    -------
+    casadi.Function
+    """
     nj = len(model.inputs)
     s, theta_d, tau = ca.SX.sym("s", len(cost_signals(model))), ca.SX.sym("theta_d", nj), ca.SX.sym("tau", nj)
     term = sample_step * (weights.tracking * ca.sumsqr(theta_d - s[:nj]) + weights.vibration * ca.sumsqr(s[nj:])
@@ -72,7 +100,23 @@ def stage_cost(model, weights: CostWeights, sample_step: float) -> ca.Function:
 
 
 def run_cost(model, result, reference, weights: CostWeights, sample_step: float) -> float:
-    """J of a recorded run (a harness Result holding the cost signals and tau)."""
+    """J of a recorded run (a harness Result holding the cost signals and tau).
+
+    Parameters
+    ----------
+    model : Model
+    result : Result
+        The run, with a column for each of the model's ``cost_signals`` and inputs.
+    reference : callable
+        t -> (theta_d, dtheta_d, ddtheta_d); only theta_d is used, at the result's times.
+    weights : CostWeights
+    sample_step : float
+        The run's sample step T, s.
+
+    Returns
+    -------
+    float
+    """
     term = stage_cost(model, weights, sample_step)
     signals = np.column_stack([result[name] for name in cost_signals(model)])
     torques = np.column_stack([result[name] for name in model.inputs])

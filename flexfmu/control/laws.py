@@ -75,7 +75,7 @@ class ControlLaw:
 
 def rigid_selection(model) -> np.ndarray:
     """S with q = S theta: joint angles to coordinates, rotors following their
-    joint, modal coordinates zero."""
+    joint, modal coordinates zero, for the coordinate layout of ``model``."""
     S = np.zeros((len(model.layout), len(model.inputs)))
     for k, coordinate in enumerate(model.layout):
         if coordinate.kind in ("joint", "rotor"):
@@ -84,7 +84,7 @@ def rigid_selection(model) -> np.ndarray:
 
 
 def rigid_terms(model) -> ca.Function:
-    """(theta, dtheta) -> (M_r, h_r) of the rigid model at nominal parameters."""
+    """(theta, dtheta) -> (M_r, h_r) of the rigid model of ``model`` at nominal parameters."""
     nj = len(model.inputs)
     theta, rate = ca.SX.sym("theta", nj), ca.SX.sym("rate", nj)
     S, p = rigid_selection(model), model.nominal_parameters
@@ -117,7 +117,21 @@ def _law(model, kind, measured, gains, y, r, k, tau) -> ControlLaw:
 
 
 def joint_pd(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") -> ControlLaw:
-    """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint."""
+    """tau = kp (theta_d - theta) + kd (dtheta_d - dtheta) on every joint.
+
+    Parameters
+    ----------
+    model : Model
+    kp, kd : float
+        Default position and rate gains (the law's gains ``kp``, ``kd``, overridable per run).
+    measure : str
+        Which encoders are fed back: ``"joint"`` (link side) or ``"motor"`` (rotor side, flexible joints only).
+
+    Raises
+    ------
+    ControlLawError
+        If some joint has no encoder of that kind.
+    """
     nj = len(model.inputs)
     measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, _ = _symbols(nj, 2 * nj, 2)
@@ -126,7 +140,21 @@ def joint_pd(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") ->
 
 
 def pd_gravity(model, kp: float = 1.0, kd: float = 0.1, measure: str = "joint") -> ControlLaw:
-    """Joint PD plus the rigid model's gravity torque at the measured angles."""
+    """Joint PD plus the rigid model's gravity torque at the measured angles.
+
+    Parameters
+    ----------
+    model : Model
+    kp, kd : float
+        Default position and rate gains (the law's gains ``kp``, ``kd``, overridable per run).
+    measure : str
+        Which encoders are fed back: ``"joint"`` (link side) or ``"motor"`` (rotor side, flexible joints only).
+
+    Raises
+    ------
+    ControlLawError
+        If some joint has no encoder of that kind.
+    """
     nj = len(model.inputs)
     measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, _ = _symbols(nj, 2 * nj, 2)
@@ -142,7 +170,21 @@ def _computed_torque(terms: ca.Function, theta, rate, theta_d, rate_d, accel_d, 
 
 
 def computed_torque(model, kp: float = 36.0, kd: float = 12.0, measure: str = "joint") -> ControlLaw:
-    """tau = M_r(theta) (ddtheta_d + kd e' + kp e) + h_r(theta, dtheta)."""
+    """tau = M_r(theta) (ddtheta_d + kd e' + kp e) + h_r(theta, dtheta).
+
+    Parameters
+    ----------
+    model : Model
+    kp, kd : float
+        Default position and rate gains (the law's gains ``kp``, ``kd``, overridable per run).
+    measure : str
+        Which encoders are fed back: ``"joint"`` (link side) or ``"motor"`` (rotor side, flexible joints only).
+
+    Raises
+    ------
+    ControlLawError
+        If some joint has no encoder of that kind.
+    """
     nj = len(model.inputs)
     measured = _encoder_names(model, measure)
     y, r, k, theta_d, rate_d, accel_d = _symbols(nj, 2 * nj, 2)
@@ -166,6 +208,26 @@ def composite(model, kp: float = 36.0, kd: float = 12.0, kf: float = 1.0, sample
     part frozen) at ``design_pose``, weighting its elastic plus kinetic
     energy against ``fast_effort`` |tau_f|^2 (units: J against (N m)^2).
     The law measures the whole state: joint, motor and modal outputs.
+
+    Parameters
+    ----------
+    model : Model
+        An arm with at least one flexible link or joint.
+    kp, kd : float
+        Default gains of the slow computed-torque part.
+    kf : float
+        Default scale of the fast LQR feedback (0 turns it off).
+    sample_step : float
+        The controller's sample step, s, for the LQR's discretisation.
+    design_pose : array, optional
+        Joint angles at which the fast subsystem is linearised (zero when None).
+    fast_effort : float
+        The LQR's weight on |tau_f|^2.
+
+    Raises
+    ------
+    ControlLawError
+        If the arm is rigid or its outputs do not determine its state.
     """
     nj, n = len(model.inputs), len(model.coordinates)
     S = rigid_selection(model)

@@ -72,10 +72,14 @@ class Plan:
     solve_s: float
 
     def switches(self) -> list[tuple[float, list[float]]]:
+        """(switch time, torques) pairs as plain floats, one per row of ``torques``."""
         return [(float(t), list(map(float, u))) for t, u in zip(self.switch_times, self.torques)]
 
 
 def check_settings(model, settings: PlanSettings, sample_step: float) -> None:
+    """Check ``settings`` against ``model`` (one start and goal angle and one torque limit per joint) and the
+    controller's ``sample_step`` (the interval and move time must be multiples of it); raise a PlanError
+    listing every problem."""
     nj = len(model.inputs)
     problems = []
     for name in ("start", "goal"):
@@ -116,7 +120,28 @@ def _collocation(degree: int):
 
 
 def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None, progress: bool = True) -> Plan:
-    """Plan the move of ``settings`` for ``model`` (plant parameters ``p``)."""
+    """Plan the move of ``settings`` for ``model`` (plant parameters ``p``).
+
+    Parameters
+    ----------
+    model : Model
+    settings : PlanSettings
+    sample_step : float
+        The controller's sample step, s; the hold interval and move time must be multiples of it.
+    p : array, optional
+        Plant parameters (the model's nominal ones when None).
+    progress : bool
+        Print IPOPT's iteration log.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    PlanError
+        If the settings are unusable or IPOPT does not converge.
+    """
     import time
 
     check_settings(model, settings, sample_step)
@@ -227,7 +252,16 @@ def held_goal_is_stable(model, plan: Plan, p=None) -> bool:
     eigenvalues of M^-1 K positive, K = -d(B u_hold - h)/dq at the planned
     final pose, where B u_hold = h, so M^-1 K = -d qdd / dq. An arm held
     above the horizontal against gravity is not, and an open-loop replay
-    drifts away from it however exact the plan."""
+    drifts away from it however exact the plan.
+
+    Parameters
+    ----------
+    model : Model
+    plan : Plan
+        A plan of :func:`plan_motion`; its last torque row is the holding torque.
+    p : array, optional
+        Plant parameters (the model's nominal ones when None).
+    """
     n = len(model.coordinates)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     q = ca.MX.sym("q", n)

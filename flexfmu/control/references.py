@@ -16,6 +16,24 @@ def circle_reference(center, radius: float, frequency: float, lengths, elbow: fl
     through the rigid inverse kinematics with the elbow sign ``elbow``
     (-1: elbow as in paper 000's start pose (45 deg, -45 deg)). Rates by the
     inverse Jacobian.
+
+    Parameters
+    ----------
+    center : pair of float
+        The circle's centre (cx, cy), m, in the base frame.
+    radius : float
+        The circle's radius r, m.
+    frequency : float
+        Revolutions per second f, Hz.
+    lengths : pair of float
+        The two link lengths (l1, l2), m.
+    elbow : float
+        The elbow sign, -1 or 1.
+
+    Returns
+    -------
+    callable
+        t -> (theta_d, dtheta_d, ddtheta_d), the accelerations left zero.
     """
     l1, l2 = lengths
     w = 2 * np.pi * frequency
@@ -35,7 +53,20 @@ def circle_reference(center, radius: float, frequency: float, lengths, elbow: fl
 
 def quintic_reference(start, goal, duration: float):
     """theta_d(t) = start + (goal - start)(10 s^3 - 15 s^4 + 6 s^5), s = t / T
-    (paper 004, eq. 71), with its rates and accelerations; held after T."""
+    (paper 004, eq. 71), with its rates and accelerations; held after T.
+
+    Parameters
+    ----------
+    start, goal : array
+        Joint angles at t = 0 and from t = T on, rad.
+    duration : float
+        The move time T, s.
+
+    Returns
+    -------
+    callable
+        t -> (theta_d, dtheta_d, ddtheta_d).
+    """
     start, goal = np.asarray(start, float), np.asarray(goal, float)
 
     def reference(t: float):

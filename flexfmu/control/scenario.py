@@ -85,7 +85,13 @@ class Scenario:
         raise AssertionError("load_scenario requires a default tolerance")
 
     def initial_state(self, model):
-        """x0 = [q0; 0] with the scenario's initial coordinates."""
+        """x0 = [q0; 0] for ``model`` with the scenario's initial coordinates (the others zero).
+
+        Raises
+        ------
+        ScenarioError
+            If an initial name is not a coordinate of the model.
+        """
         import numpy as np
 
         unknown = sorted(set(self.initial) - set(model.coordinates))
@@ -104,14 +110,15 @@ class Scenario:
         return np.linspace(0.0, self.duration, int(round(self.duration / self.step)) + 1)
 
     def law(self, model):
-        """The control law of this scenario, its gains as the law's defaults."""
+        """The control law of this scenario for ``model``, its gains as the law's defaults."""
         options = {key: value for key, value in self.controller.items() if key not in ("kind", "reference")}
         if self.controller["kind"] == "composite":
             options.setdefault("sample_step", self.step)
         return build_law(model, self.controller["kind"], **options)
 
     def reference(self, model):
-        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario."""
+        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario for ``model`` (whose link lengths a circle
+        reference reads)."""
         spec = self.controller["reference"]
         if spec["kind"] == "circle":
             if len(model.inputs) != 2:
@@ -142,6 +149,15 @@ def scenarios_for(arm_name: str) -> list[str]:
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
     """Load a scenario by name (shipped scenarios) or path.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A shipped scenario's name (see :func:`scenario_names`) or a TOML file.
+
+    Returns
+    -------
+    Scenario
 
     Raises
     ------

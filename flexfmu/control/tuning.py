@@ -44,8 +44,15 @@ def tune(loop: ClosedLoop, gains: dict[str, float], names: list[str], bounds: di
 
     ``bounds`` maps a name to (low, high); by default a gain may range over
     [0, 20 x its start] (a zero start ranges over [0, 20]).
-    ``progress(iteration, max_iterations, cost, gains)`` is called after
-    every iteration.
+    ``max_iterations`` caps the L-BFGS-B iterations. ``progress``, when
+    given, is called as ``progress(iteration, max_iterations, cost, gains)``
+    after every iteration (``gains`` then holds the tuned ones only).
+
+    Raises
+    ------
+    TuningError
+        If a name is not a gain of the law, bounds are empty, or the
+        starting gains give an unstable loop.
     """
     unknown = [name for name in names if name not in gains]
     if unknown or not names:

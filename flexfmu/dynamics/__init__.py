@@ -1,4 +1,6 @@
-"""Planar-chain dynamics as casadi.Functions (the Model of DESIGN.md)."""
+"""Arm dynamics as casadi.Functions with metadata (the Model of DESIGN.md)."""
 
+from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.model import Model, build_model
-from flexfmu.dynamics.parameters import Parameter
+
+__all__ = ["Coordinate", "Model", "Parameter", "Signal", "build_model"]

@@ -84,13 +84,15 @@ class BodyLayout:
         return f"{template}_{self.modes}{'_rotor' * self.flexible_joint}"
 
     def pack(self, values: dict) -> ca.SX:
-        """Stack named SX values into this body's constant vector."""
+        """Stack the named SX ``values`` (every name of SCALARS, ROWS and SQUARES) into this body's constant
+        vector, in that order."""
         parts = [values[name] for name in self.SCALARS]
         parts += [ca.vec(values[name]) for name in self.ROWS + self.SQUARES]
         return ca.vertcat(*parts)
 
     def unpack(self, c: ca.SX) -> dict:
-        """Inverse of ``pack`` (rows as 1 x k, squares as k x k)."""
+        """Inverse of ``pack``: the named parts of the constant vector ``c`` (rows as 1 x k, squares as
+        k x k)."""
         k, out, at = self.modes, {}, 0
         for name in self.SCALARS:
             out[name], at = c[at], at + 1
@@ -102,7 +104,8 @@ class BodyLayout:
 
     def rows(self, body: dict) -> tuple[ca.SX, ca.SX]:
         """(motor, spring) rows in nu: the motor angle's rate (rotor of a
-        flexible joint, psi' of a rigid one) and the spring twist alpha - psi."""
+        flexible joint, psi' of a rigid one) and the spring twist alpha - psi
+        (zero for a rigid joint); ``body`` is the ``unpack`` of its constants."""
         psi = ca.horzcat(ca.SX([[0, 0, 1, -1]]), ca.SX(1, int(self.flexible_joint)), body["root_tangent"])
         if not self.flexible_joint:
             return psi, ca.SX(1, self.velocity)
@@ -223,8 +226,8 @@ def link_acceleration(layout: BodyLayout) -> ca.Function:
 
 
 def symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
-    """A' B for a product known to be symmetric (A' X A with symmetric X):
-    the upper triangle computed once and mirrored, half the operations."""
+    """``A``' ``B`` for a product known to be symmetric (A' X A with symmetric X,
+    B = X A): the upper triangle computed once and mirrored, half the operations."""
     n = A.shape[1]
     out = ca.SX(n, n)
     for i in range(n):
@@ -234,7 +237,7 @@ def symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
 
 
 def small_spd_solve(A: ca.SX, B: ca.SX) -> ca.SX:
-    """A^-1 B for a small symmetric positive definite A, by an unrolled LDL'.
+    """``A``^-1 ``B`` for a small symmetric positive definite A, by an unrolled LDL'.
     Products with 1/D let CasADi cancel D (1/D) where it appears."""
     n, zero = A.shape[0], ca.SX.zeros(1, B.shape[1])
     L = [[None] * n for _ in range(n)]

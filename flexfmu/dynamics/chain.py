@@ -51,7 +51,7 @@ class Coordinates:
 
 
 def coordinate_layout(arm: Arm) -> Coordinates:
-    """Order q as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]."""
+    """Order q of ``arm`` as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]."""
     records = [Coordinate(f"theta[{j}]", "joint", j, "rad") for j in range(1, len(arm.links) + 1)]
     theta = tuple(range(len(records)))
     rotor = {}
@@ -101,7 +101,9 @@ class LinkBody:
 
     def add_point_mass(self, mass, x, phi_row, slope_row, inertia) -> None:
         """Add a point mass at (x, phi_row . f) with a rotary inertia turning
-        with the local slope ``slope_row . f``."""
+        with the local slope ``slope_row . f``: ``mass`` at ``x`` along the link
+        (m), ``phi_row`` the mode shapes' values there (1 x modes), ``slope_row``
+        their slopes d w / d x, ``inertia`` its rotary inertia (kg m^2)."""
         self.mass += mass
         self.sx += mass * x
         self.j0 += mass * x**2
@@ -156,7 +158,7 @@ def _flexible_body(link_index: int, link: FlexibleLink, shapes: ModeSet, P: Para
 
 def distal_load(arm: Arm, link_index: int) -> tuple[float, float]:
     """Mass and rotary inertia (about the tip) of everything beyond the tip of
-    link ``link_index`` (0-based), with the arm stretched straight (theta = 0).
+    link ``link_index`` (0-based) of ``arm``, with the arm stretched straight (theta = 0).
 
     This is the tip load of the clamped-mass frequency equation (paper 004,
     eq. 47-48): distal links and lumped masses, the payload, lumped masses at
@@ -190,7 +192,8 @@ def distal_load(arm: Arm, link_index: int) -> tuple[float, float]:
 
 
 def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
-    """Mode sets of every link (None for rigid links) at the nominal arm."""
+    """Mode sets of every link of ``arm`` (None for rigid links) at its nominal values; a family with a tip
+    load gets the spec's tip mass and inertia, or else the :func:`distal_load`."""
     sets = []
     for i, link in enumerate(arm.links):
         if not isinstance(link, FlexibleLink):
@@ -213,7 +216,8 @@ def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
 
 
 def link_bodies(arm: Arm, P: ParameterSymbols, shapes: list[ModeSet | None]) -> list[LinkBody]:
-    """Mass properties of every link, lumped masses and payload included."""
+    """Mass properties of every link of ``arm``, lumped masses and payload included, symbolic in the
+    parameter symbols ``P``; ``shapes`` are the links' mode sets (:func:`link_mode_sets`)."""
     bodies = []
     for i, link in enumerate(arm.links, start=1):
         if isinstance(link, FlexibleLink):

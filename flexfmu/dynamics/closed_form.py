@@ -85,7 +85,7 @@ def link_template(modes: int) -> ca.Function:
 
 
 def rotary_sums(body: LinkBody):
-    """(sum I, sum I s, sum I s's) of the rotary inertias of a link."""
+    """(sum I, sum I s, sum I s's) of the rotary inertias of the link ``body``."""
     I, Is, Iss = ca.SX(0), ca.SX(1, body.modes), ca.SX(body.modes, body.modes)
     for rot in body.rotary:
         I += rot.inertia
@@ -95,7 +95,14 @@ def rotary_sums(body: LinkBody):
 
 
 def closed_form_dynamics(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, q, qd):
-    """Return (M, h) with M qdd + h = B u."""
+    """Return (M, h) with M qdd + h = B u.
+
+    Parameters
+    ----------
+    coords, rows, bodies, P, q, qd : chain parts
+        The chain's coordinate layout, constant Jacobian rows, link bodies, parameter symbols and the
+        symbols of q and qd, as held by :class:`flexfmu.dynamics.planar.PlanarChain`.
+    """
     n = coords.size
     g = ca.vertcat(P["gravity.x"], P["gravity.y"])
     M = ca.SX(n, n)

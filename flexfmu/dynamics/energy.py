@@ -20,7 +20,14 @@ from flexfmu.dynamics.frames import ChainRows, S, forward_kinematics, rotation
 
 
 def energies(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P, q, qd):
-    """Return (T, V): kinetic and potential (gravity, bending, joint springs)."""
+    """Return (T, V): kinetic and potential (gravity, bending, joint springs).
+
+    Parameters
+    ----------
+    coords, rows, bodies, P, q, qd : chain parts
+        The chain's coordinate layout, constant Jacobian rows, link bodies, parameter symbols and the
+        symbols of q and qd, as held by :class:`flexfmu.dynamics.planar.PlanarChain`.
+    """
     g = ca.vertcat(P["gravity.x"], P["gravity.y"])
     origins, angles, _, _ = forward_kinematics(coords, bodies, q)
     T, V = ca.SX(0), ca.SX(0)
@@ -53,7 +60,14 @@ def energies(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P, q,
 
 
 def energy_dynamics(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P, q, qd):
-    """Return (M, h) from the Lagrangian by automatic differentiation."""
+    """Return (M, h) from the Lagrangian by automatic differentiation.
+
+    Parameters
+    ----------
+    coords, rows, bodies, P, q, qd : chain parts
+        The chain's coordinate layout, constant Jacobian rows, link bodies, parameter symbols and the
+        symbols of q and qd, as held by :class:`flexfmu.dynamics.planar.PlanarChain`.
+    """
     T, V = energies(coords, rows, bodies, P, q, qd)
     dT_dqd = ca.gradient(T, qd)
     M = ca.jacobian(dT_dqd, qd)

@@ -18,12 +18,14 @@ from flexfmu.dynamics.parameters import ParameterSymbols
 
 
 def input_matrix(rows: ChainRows) -> ca.SX:
-    """B (n x joints) with generalized force B tau."""
+    """B (n x joints) with generalized force B tau: the motor rows of ``rows`` (a ChainRows), transposed."""
     return ca.horzcat(*[row.T for row in rows.motors])
 
 
 def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd: ca.SX) -> ca.SX:
-    """Dissipative generalized forces, as they enter h (M qdd + h = B u)."""
+    """Dissipative generalized forces, as they enter h (M qdd + h = B u): modal damping of the link
+    ``bodies``, joint friction on the motor ``rows`` and spring damping, with the parameter symbols ``P``,
+    at the rates ``qd``."""
     h = ca.SX(qd.numel(), 1)
     for E, body in zip(rows.selections, bodies):
         if body.modes:
@@ -41,7 +43,8 @@ def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd
 
 
 def spring_forces(rows: ChainRows, P: ParameterSymbols, q: ca.SX) -> ca.SX:
-    """Generalized forces of the flexible joints' springs, as they enter h."""
+    """Generalized forces of the flexible joints' springs at ``q``, as they enter h (spring ``rows`` of a
+    ChainRows, stiffnesses from the parameter symbols ``P``)."""
     h = ca.SX(q.numel(), 1)
     for j, row in rows.springs.items():
         h += row.T * (P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row, q))
@@ -49,7 +52,8 @@ def spring_forces(rows: ChainRows, P: ParameterSymbols, q: ca.SX) -> ca.SX:
 
 
 def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
-    """(reflected inertia G^2 Ir, motor row) of every joint. The rotor's
+    """(reflected inertia G^2 Ir, motor row) of every joint, from the motor
+    ``rows`` of a ChainRows and the parameter symbols ``P``. The rotor's
     kinetic energy is taken from its own spin only (paper 004 assumption VI,
     Spong's reduced model): 1/2 G^2 Ir (dm_j/dt)^2."""
     return [

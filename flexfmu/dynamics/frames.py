@@ -21,7 +21,7 @@ S = ca.SX([[0, -1], [1, 0]])  # rotation by +90 degrees: d R(phi)/d phi = R S
 
 
 def rotation(angle: ca.SX) -> ca.SX:
-    """Planar rotation matrix R(angle)."""
+    """Planar rotation matrix R(``angle``)."""
     c, s = ca.cos(angle), ca.sin(angle)
     return ca.vertcat(ca.horzcat(c, -s), ca.horzcat(s, c))
 
@@ -63,7 +63,7 @@ class ChainRows:
 
 
 def chain_rows(coords: Coordinates, bodies: list[LinkBody]) -> ChainRows:
-    """Compute the constant rows of ``ChainRows`` for a chain."""
+    """Compute the constant rows of ``ChainRows`` for the chain of layout ``coords`` and link ``bodies``."""
     n = coords.size
     E = [_selection(n, idx) for idx in coords.modal]
     angles, row = [], ca.SX(1, n)
@@ -83,7 +83,8 @@ def chain_rows(coords: Coordinates, bodies: list[LinkBody]) -> ChainRows:
 
 
 def forward_kinematics(coords: Coordinates, bodies: list[LinkBody], q: ca.SX):
-    """Origins and angles of every link frame, and the chain's tip.
+    """Origins and angles of every link frame, and the chain's tip, at ``q``
+    for the chain of layout ``coords`` and link ``bodies``.
 
     Returns ``(origins, angles, tip, tip_angle)`` where ``origins[i]`` and
     ``angles[i]`` place link i's frame, ``tip`` is the deflected tip of the

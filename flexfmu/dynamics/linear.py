@@ -64,6 +64,16 @@ def natural_frequencies(model: Model, q0=None, p=None, locked=()) -> np.ndarray:
     Rigid-body (free) coordinates give zero frequencies; a pose that is not an
     equilibrium gives a K with a non-symmetric part, of which only the real
     part of each eigenvalue is used.
+
+    Parameters
+    ----------
+    model : Model
+    q0 : array, optional
+        Configuration (zeros by default: the arm stretched along x).
+    p : array, optional
+        Parameters (nominal by default).
+    locked : iterable of str
+        Coordinate names to hold fixed (their rows and columns removed), e.g. ``["theta[1]"]``.
     """
     lin = linearise(model, q0, p, locked)
     eigenvalues = scipy.linalg.eigvals(lin.K, lin.M).real

@@ -15,13 +15,46 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
-from flexfmu.dynamics.planar import DERIVATIONS, PlanarChain
+from flexfmu.dynamics.planar import PlanarChain
 from flexfmu.spec.arm import Arm
+
+
+class ModelGraph(Protocol):
+    """The symbolic building blocks a Model is made of, one class per arm kind
+    (:class:`flexfmu.dynamics.planar.PlanarChain` for planar arms).
+
+    Attributes: ``q``, ``qd``, ``p`` (SX symbols), ``parameter_table``,
+    ``layout`` (Coordinate records of q), ``inputs`` (Signal records of u);
+    ``METHODS``, the derivations it offers, the first being the default.
+    """
+
+    METHODS: tuple[str, ...]
+
+    def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
+        """(M, h, B) with M qdd + h = B u, by the derivation ``method`` (one of ``METHODS``)."""
+
+    def energies(self) -> tuple[ca.SX, ca.SX]:
+        """Kinetic and potential energy."""
+
+    def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
+        """Output records and y(q, qd, qdd, p), given the symbol ``qdd`` for the accelerations."""
+
+    def structure(self) -> tuple[ca.SX, ca.SX]:
+        """Structural stiffness K and damping D, constant in q."""
+
+    def compiled(self, model: Model):
+        """The Functions of the C contract (flexfmu.dynamics.compiled.CompiledDynamics) for ``model``, the
+        Model built on this graph."""
+
+
+# arm kind (Arm.kind) -> the class of its building blocks
+GRAPHS: dict[str, type] = {"planar": PlanarChain}
 
 
 @dataclass(frozen=True)
@@ -56,7 +89,7 @@ class Model:
     input_matrix: ca.Function
     forward_dynamics: ca.Function
     state_derivative: ca.Function
-    _graph: PlanarChain = field(repr=False, compare=False)
+    _graph: ModelGraph = field(repr=False, compare=False)
 
     # ------------------------------------------------------------ names and data
 
@@ -166,25 +199,30 @@ class Model:
         return self._graph.compiled(self)
 
 
-def build_model(arm: Arm, method: str = "closed_form") -> Model:
+def build_model(arm: Arm, method: str | None = None) -> Model:
     """Build the Model of ``arm`` with the chosen derivation.
 
     Parameters
     ----------
     arm : Arm
-        From ``flexfmu.load_arm``.
-    method : {"closed_form", "energy"}
-        ``closed_form`` (default, fastest to build) projects the link mass
-        properties through recursive Jacobians; ``energy`` differentiates the
-        Lagrangian with CasADi AD. Both give the same M and h to round-off.
+        From ``flexfmu.load_arm``; its ``kind`` picks the building blocks
+        (:data:`GRAPHS`).
+    method : str, optional
+        The derivation of M and h, one of the graph's ``METHODS``; for a
+        planar arm ``closed_form`` (default, fastest to build) projects the
+        link mass properties through recursive Jacobians and ``energy``
+        differentiates the Lagrangian with CasADi AD. Both give the same M and
+        h to round-off.
 
     Returns
     -------
     Model
     """
-    if method not in DERIVATIONS:
-        raise ValueError(f"method must be one of {sorted(DERIVATIONS)}, got {method!r}")
-    graph = PlanarChain(arm)
+    graph_class = GRAPHS[arm.kind]
+    method = method or graph_class.METHODS[0]
+    if method not in graph_class.METHODS:
+        raise ValueError(f"method must be one of {', '.join(graph_class.METHODS)}, got {method!r}")
+    graph = graph_class(arm)
     q, qd, p = graph.q, graph.qd, graph.p
     n, nu = q.numel(), len(graph.inputs)
     M, h, B = graph.dynamics(method)
@@ -204,7 +242,7 @@ def build_model(arm: Arm, method: str = "closed_form") -> Model:
         [ca.vertcat(xm[n:], forward(xm[:n], xm[n:], um, pm))], ["x", "u", "p"], ["xdot"],
     )
     return Model(
-        arm=arm, method=method, layout=graph.coords.records, parameter_table=graph.parameter_table,
+        arm=arm, method=method, layout=graph.layout, parameter_table=graph.parameter_table,
         input_table=graph.inputs, mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn,
         forward_dynamics=forward, state_derivative=state_derivative, _graph=graph,
     )

@@ -22,7 +22,16 @@ from flexfmu.dynamics.metadata import Signal
 
 
 def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkBody], q, qd, qdd):
-    """Return (signals, expressions) of the outputs, in y order."""
+    """Return (signals, expressions) of the outputs, in y order.
+
+    Parameters
+    ----------
+    coords, chain, bodies : chain parts
+        The chain's coordinate layout, constant Jacobian rows (a ChainRows) and link bodies, as held by
+        :class:`flexfmu.dynamics.planar.PlanarChain`.
+    q, qd, qdd : casadi.SX
+        Symbols (or expressions) of the coordinates, their rates and accelerations.
+    """
     rows: list[tuple[Signal, ca.SX]] = []
 
     def add(name, unit, group, description, expr, link=None):

@@ -28,19 +28,22 @@ DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
 class PlanarChain:
     """Symbolic building blocks of a planar arm (see the module docstring)."""
 
+    METHODS = tuple(DERIVATIONS)
+
     def __init__(self, arm: Arm):
         self.parameter_table = arm_parameters(arm)
         self.P = ParameterSymbols(self.parameter_table)
         self.coords = coordinate_layout(arm)
         self.bodies = link_bodies(arm, self.P, link_mode_sets(arm))
         self.rows = chain_rows(self.coords, self.bodies)
+        self.layout = self.coords.records
         n = self.coords.size
         self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
         self.inputs = [Signal(f"tau[{j}]", "N.m", TORQUE, f"torque of joint {j} (joint side of the gear)", j)
                        for j in range(1, len(arm.links) + 1)]
 
     def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
-        """(M, h, B) with M qdd + h = B u, by the named derivation."""
+        """(M, h, B) with M qdd + h = B u, by the derivation ``method`` (a key of :data:`DERIVATIONS`)."""
         M, h = DERIVATIONS[method](self.coords, self.rows, self.bodies, self.P, self.q, self.qd)
         return M, h, input_matrix(self.rows)
 
@@ -49,7 +52,7 @@ class PlanarChain:
         return energies(self.coords, self.rows, self.bodies, self.P, self.q, self.qd)
 
     def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
-        """The output records and y(q, qd, qdd, p)."""
+        """The output records and y(q, qd, qdd, p), given the symbol ``qdd`` for the accelerations."""
         return output_expressions(self.coords, self.rows, self.bodies, self.q, self.qd, qdd)
 
     def structure(self) -> tuple[ca.SX, ca.SX]:
@@ -69,7 +72,8 @@ class PlanarChain:
         return K, D
 
     def compiled(self, model):
-        """The Functions of the C contract (articulated-body passes)."""
+        """The Functions of the C contract (articulated-body passes) for ``model``, the Model built on this
+        chain."""
         from flexfmu.dynamics.compiled import compiled_dynamics
 
         return compiled_dynamics(self, model)

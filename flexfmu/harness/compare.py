@@ -30,6 +30,7 @@ class Comparison:
         return bool(np.isfinite(self.max_abs) and self.max_abs <= self.tolerance)
 
     def as_dict(self) -> dict:
+        """The fields and ``passed`` as a dict, for report.json."""
         return asdict(self) | {"passed": self.passed}
 
 

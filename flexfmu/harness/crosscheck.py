@@ -31,8 +31,26 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
              fmu_arm=None, runs=RUNS) -> dict:
     """Run ``scenario_name`` on the arm and compare every pair of runs.
 
-    ``fmu_arm`` (an Arm) exports the FMUs from another arm than the reference
-    uses: how tests show that the comparison catches a wrong FMU.
+    Parameters
+    ----------
+    arm_path : str or Path
+        The arm file, or the name of an example arm.
+    scenario_name : str
+        A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`).
+    out : Path
+        Folder for the FMUs (in ``out/fmus``) and the plot.
+    duration : float, optional
+        Overrides the scenario's duration, s.
+    fmu_arm : Arm, optional
+        Exports the FMUs from another arm than the reference uses: how tests
+        show that the comparison catches a wrong FMU.
+    runs : iterable of str
+        Which of :data:`RUNS` to make (the reference always runs).
+
+    Returns
+    -------
+    dict
+        The case's entry of the report: arm, scenario, seconds per run, comparisons and plot file.
     """
     scenario = load_scenario(scenario_name)
     if duration is not None:
@@ -81,7 +99,8 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
 
 
 def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None) -> dict:
-    """Run every (arm file, scenario) case and write the report into ``out``."""
+    """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``; ``duration``, when
+    given, overrides every scenario's duration (s). Returns the report as a dict."""
     start = time.perf_counter()
     results = [run_case(arm_path, scenario, out, duration) for arm_path, scenario in cases]
     return write_report(out, results, time.perf_counter() - start)

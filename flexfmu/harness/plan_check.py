@@ -66,7 +66,25 @@ class PlanCheck:
 def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, sample_step: float = 1e-3,
                 progress: bool = True) -> PlanCheck:
     """Plan ``settings`` for ``model``, replay it and the baseline through the
-    exported FMU, write the files into ``out`` and return the figures."""
+    exported FMU, write the files into ``out`` and return the figures.
+
+    Parameters
+    ----------
+    model : Model
+    settings : PlanSettings
+    out : Path
+        Folder for the files listed in the module docstring (created if needed).
+    settle : float
+        How long both replays run on after the move time, s; the residual vibration is measured over it.
+    sample_step : float
+        The controller sample and FMU communication step, s.
+    progress : bool
+        Print IPOPT's iteration log.
+
+    Returns
+    -------
+    PlanCheck
+    """
     began = time.perf_counter()
     plan = plan_motion(model, settings, sample_step, progress=progress)
     plan_s = time.perf_counter() - began
@@ -103,7 +121,8 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
 
 
 def write_torques(path: Path, names: list[str], plan) -> None:
-    """The plan as a CSV of switch points: row i holds until row i+1."""
+    """Write ``plan`` (a :class:`flexfmu.control.planning.Plan`) to ``path`` as a CSV of switch points, row i
+    holding until row i+1, with a column per input named in ``names``."""
     with open(path, "w", newline="") as stream:
         writer = csv.writer(stream)
         writer.writerow(["time [s]"] + [f"{name} [N.m]" for name in names])
@@ -112,14 +131,15 @@ def write_torques(path: Path, names: list[str], plan) -> None:
 
 
 def rest_coordinates(model, angles) -> dict[str, float]:
-    """Start values of the coordinates of the arm at rest with its joints at
+    """Start values of the coordinates of the arm of ``model`` at rest with its joints at
     ``angles``: joint angles, rotors with their joints (links straight)."""
     S = rigid_selection(model)
     return {name: float(row @ angles) for name, row in zip(model.coordinates, S) if row.any()}
 
 
 def baseline_controller(model, settings: PlanSettings) -> SampledController:
-    """Paper 004's move: quintic reference, computed torque on the rotor
+    """Paper 004's move for ``model`` between the start and goal of ``settings``
+    in its move time: quintic reference, computed torque on the rotor
     encoders when the joints are flexible (collocated), else on the joint
     encoders."""
     measure = "motor" if model.coordinates_of("rotor") else "joint"

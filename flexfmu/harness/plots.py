@@ -13,7 +13,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def plot_simulation(result, model, path: str | Path) -> None:
-    """Joint angles, tip deflections and the end-effector path of one run."""
+    """Joint angles, tip deflections and the end-effector path of one run.
+
+    Parameters
+    ----------
+    result : Result
+        The run, with the model's joint and motor angles, deflections and tip position.
+    model : Model
+        Names the outputs to plot.
+    path : str or Path
+        The image file to write.
+    """
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     t = result.time
     for name in model.outputs_of(JOINT_ANGLE) + model.outputs_of(MOTOR_ANGLE):
@@ -38,7 +48,23 @@ def plot_simulation(result, model, path: str | Path) -> None:
 
 def plot_before_after(before, after, model, reference, history, path: str | Path, title: str) -> None:
     """Tracking error, link deflections and torques of two FMU runs (before:
-    dashed, after: solid), and the optimiser's cost per iteration."""
+    dashed, after: solid), and the optimiser's cost per iteration.
+
+    Parameters
+    ----------
+    before, after : Result
+        The runs with the starting and the tuned gains.
+    model : Model
+        Names the joint angles, deflections and torques to plot.
+    reference : callable
+        t -> (theta_d, dtheta_d, ddtheta_d), for the tracking error.
+    history : list of float
+        The cost after each iteration (log scale).
+    path : str or Path
+        The image file to write.
+    title : str
+        The figure's title.
+    """
     import numpy as np
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
@@ -67,7 +93,21 @@ def plot_before_after(before, after, model, reference, history, path: str | Path
 
 def plot_plan(planned, baseline, model, move_time: float, path: str | Path, title: str) -> None:
     """Torques, link deflections and tip paths of a planned move and its
-    baseline (dashed), both run through the FMU; the move's end marked."""
+    baseline (dashed), both run through the FMU; the move's end marked.
+
+    Parameters
+    ----------
+    planned, baseline : Result
+        The FMU runs of the plan's torques and of the baseline controller.
+    model : Model
+        Names the inputs, deflections and tip position to plot.
+    move_time : float
+        End of the move, s (a vertical line).
+    path : str or Path
+        The image file to write.
+    title : str
+        The figure's title.
+    """
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     for run, style, label in ((baseline, "--", "baseline"), (planned, "-", "plan")):
         for j, name in enumerate(model.inputs):

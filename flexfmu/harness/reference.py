@@ -28,6 +28,8 @@ MAX_SEGMENTS = 50  # beyond this many input changes, restart at every sample
 
 
 def integrator_options(rtol: float, atol: float, method: str) -> dict:
+    """CVODES options for relative and absolute tolerances ``rtol``, ``atol`` and the multistep ``method``
+    (``"bdf"`` or ``"adams"``, the latter with functional iteration)."""
     options = {"abstol": atol, "reltol": rtol, "linear_multistep_method": method, "max_num_steps": 1_000_000}
     if method == "adams":
         options["nonlinear_solver_iteration"] = "functional"
@@ -35,7 +37,7 @@ def integrator_options(rtol: float, atol: float, method: str) -> dict:
 
 
 def reference_dae(model: Model) -> dict:
-    """ODE with the held input and the parameters together as CVODES' p."""
+    """ODE of ``model`` with the held input and the parameters together as CVODES' p."""
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
     x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar)
     return {"x": x, "p": up, "ode": model.state_derivative(x, up[:nu], up[nu:])}
@@ -43,7 +45,9 @@ def reference_dae(model: Model) -> dict:
 
 def integrate_held(model: Model, grid: np.ndarray, x0: np.ndarray, u_grid: np.ndarray, p: np.ndarray,
                    rtol: float, atol: float, method: str) -> np.ndarray:
-    """States on ``grid`` with u_grid[k] held over [grid[k], grid[k+1])."""
+    """States of ``model`` on ``grid`` from ``x0``, with ``u_grid``[k] held over [grid[k], grid[k+1]), at
+    parameters ``p``; CVODES with tolerances ``rtol``, ``atol`` and multistep ``method`` (``"bdf"`` or
+    ``"adams"``), restarted where the input changes."""
     dae, options = reference_dae(model), integrator_options(rtol, atol, method)
     changes = [0] + [k for k in range(1, len(grid) - 1) if np.any(u_grid[k] != u_grid[k - 1])] + [len(grid) - 1]
     states = [np.asarray(x0, float)]
@@ -75,6 +79,7 @@ def simulate_reference(
 
     Parameters
     ----------
+    model : Model
     duration, step : float
         End time and output interval (s); inputs are held over each interval.
     x0 : array, optional
@@ -83,8 +88,15 @@ def simulate_reference(
         Evaluated at the start of each interval (zeros by default).
     p : array, optional
         Parameter vector (nominal by default).
+    rtol, atol : float
+        CVODES relative and absolute tolerances.
     method : {"bdf", "adams"}
         CVODES linear multistep method.
+
+    Returns
+    -------
+    Result
+        States, their derivatives' names ``der(...)``, inputs and outputs on the grid 0, step, ..., duration.
     """
     n, nu = len(model.coordinates), len(model.inputs)
     grid = np.linspace(0.0, duration, int(round(duration / step)) + 1)
@@ -96,7 +108,8 @@ def simulate_reference(
 
 
 def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
-    """States, inputs and outputs of a run as a Result."""
+    """States, inputs and outputs of a run of ``model`` as a Result: ``states`` (one row per time of
+    ``grid``) and the held inputs ``u_grid``, with the outputs computed at parameters ``p``."""
     n = len(model.coordinates)
     y = model.outputs.map(len(grid))(states[:, :n].T, states[:, n:].T, u_grid.T, p).full().T
     coords = model.coordinates
@@ -109,7 +122,21 @@ def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
 def reference_run(model: Model, scenario, controller, p=None, progress=None) -> Result:
     """A scenario's closed loop with the Model integrated by CVODES (rtol
     1e-10), restarted at each sample (or once per constant stretch of an
-    open-loop input), the controller applied with sample and hold."""
+    open-loop input), the controller applied with sample and hold.
+
+    Parameters
+    ----------
+    model : Model
+    scenario : Scenario
+        Gives the sample grid, step and initial state.
+    controller : controller
+        From ``scenario.build_controller(model)``: ``controller(t, y)`` returns u from the measured outputs
+        ``controller.inputs`` (y is None for an open-loop one).
+    p : array, optional
+        Plant parameters (nominal by default).
+    progress : callable, optional
+        Called as progress(done, total) after each sample of a closed loop.
+    """
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.coordinates)
     x0 = scenario.initial_state(model)

@@ -21,7 +21,21 @@ def _slug(name: str) -> str:
 
 
 def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title: str) -> None:
-    """Overlays (left) and differences from ``reference`` (right), one row per output."""
+    """Overlays (left) and differences from ``reference`` (right), one row per output.
+
+    Parameters
+    ----------
+    runs : dict
+        {label: Result} of the runs to overlay; ``reference`` must be one of the labels.
+    outputs : list of str
+        The outputs to plot, one row each.
+    reference : str
+        The label every other run is subtracted from.
+    path : Path
+        The image file to write.
+    title : str
+        The figure's title.
+    """
     fig, axes = plt.subplots(len(outputs), 2, figsize=(13, 2.6 * len(outputs)), squeeze=False)
     for row, output in zip(axes, outputs):
         for label, result in runs.items():
@@ -42,10 +56,12 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
 
 
 def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
-    """Write report.json and report.md for ``cases``; return the JSON data.
+    """Write report.json and report.md for ``cases`` into the folder ``out``
+    (created if needed); return the JSON data.
 
     Each case: {"arm", "scenario", "runs": {label: seconds}, "comparisons":
-    [Comparison.as_dict()], "plot": file name}.
+    [Comparison.as_dict()], "plot": file name}. ``wall_time_s`` is the whole
+    cross-check's duration, s, reported as is.
     """
     out.mkdir(parents=True, exist_ok=True)
     passed = all(c["passed"] for case in cases for c in case["comparisons"])
@@ -68,4 +84,5 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
 
 
 def plot_file(arm: str, scenario: str) -> str:
+    """The plot's file name for the ``arm`` and ``scenario`` names (non-alphanumerics replaced by ``_``)."""
     return f"{_slug(arm)}__{_slug(scenario)}.png"

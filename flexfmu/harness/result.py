@@ -25,7 +25,7 @@ class Result:
             raise KeyError(f"no signal {name!r}; have {', '.join(self.names)}") from None
 
     def to_csv(self, path: str | Path) -> None:
-        """Write a CSV with a header ``time [s], name [unit], ...``."""
+        """Write the result to the CSV file ``path``, with a header ``time [s], name [unit], ...``."""
         with open(path, "w", newline="") as stream:
             writer = csv.writer(stream)
             writer.writerow(["time [s]"] + [f"{n} [{u}]" for n, u in zip(self.names, self.units)])

@@ -61,8 +61,28 @@ def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeigh
     """Tune the gains ``names`` of ``scenario``'s law on ``model``, check both
     gain sets on the exported FMU, write the files into ``out``.
 
-    ``progress(iteration, total, cost, gains)`` follows the optimiser;
-    ``announce(text)`` is told what happens next.
+    Parameters
+    ----------
+    model : Model
+    scenario : Scenario
+        A closed-loop scenario; its law, reference, grid and initial state define the loop.
+    names : list of str
+        The gains to tune; the others keep the scenario's values.
+    out : Path
+        Folder for the files listed in the module docstring (created if needed).
+    weights : CostWeights
+    integrator : str
+        The plant's fixed-step integrator, in the tuning graph and the exported FMU alike.
+    max_iterations : int
+        Cap on the L-BFGS-B iterations.
+    progress : callable, optional
+        Called as progress(iteration, total, cost, gains) after every iteration.
+    announce : callable
+        Called as announce(text) with what happens next.
+
+    Returns
+    -------
+    TuneCheck
     """
     law = scenario.law(model)
     loop = ClosedLoop(model, law, scenario.reference(model), scenario.grid(), scenario.initial_state(model),

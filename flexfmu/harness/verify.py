@@ -19,7 +19,22 @@ from flexfmu.harness.runner import run_fmu
 
 def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = CostWeights()):
     """(cost, Result) of the scenario's closed loop through the FMU at ``path``
-    with ``gains`` (in the law's order)."""
+    with ``gains`` (in the law's order).
+
+    Parameters
+    ----------
+    path : str or Path
+        The plant FMU (co-simulation).
+    model : Model
+        The model the FMU was exported from; names its outputs and inputs.
+    scenario : Scenario
+        Gives the reference, sample grid, initial state and sample step.
+    law : ControlLaw
+        The law run with sample and hold, here in Python.
+    gains : array
+        The law's gains, in its gain order.
+    weights : CostWeights
+    """
     reference = scenario.reference(model)
     controller = SampledController(law, np.asarray(gains, float), reference)
     result = run_fmu(path, model, controller, scenario.grid(), scenario.initial, record=cost_signals(model))
@@ -28,7 +43,20 @@ def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = Co
 
 def fmu_gradient_fd(path, model, scenario, law, gains, names, weights: CostWeights = CostWeights(),
                     relative_step: float = 1e-4) -> np.ndarray:
-    """Central finite differences of the FMU's closed-loop cost over the gains ``names``."""
+    """Central finite differences of the FMU's closed-loop cost over the gains ``names``.
+
+    Parameters
+    ----------
+    path, model, scenario, law, gains, weights :
+        As for :func:`fmu_closed_loop`; ``gains`` is the point of the gradient.
+    relative_step : float
+        Each gain is moved by +- this times its magnitude (times 1 for a zero gain).
+
+    Returns
+    -------
+    numpy.ndarray
+        dJ/dgain for each of ``names``, in that order.
+    """
     gains, order = np.asarray(gains, float), list(law.gains)
     gradient = []
     for name in names:
@@ -44,7 +72,8 @@ def fmu_gradient_fd(path, model, scenario, law, gains, names, weights: CostWeigh
 
 def residual_tip_vibration(model, result, after: float) -> float:
     """RMS distance (m) of the end effector from its mean position over the
-    samples at t >= ``after``: what is left of the motion once the move is over."""
+    samples at t >= ``after``: what is left of the motion once the move is over.
+    ``result`` is a run (a Result) recording the tip position outputs of ``model``."""
     window = result.time >= after - 1e-9
     tip = np.column_stack([result[name][window] for name in model.outputs_of(TIP_POSITION)])
     return float(np.sqrt(np.mean(np.sum((tip - tip.mean(axis=0)) ** 2, axis=1))))

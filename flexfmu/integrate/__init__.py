@@ -34,7 +34,20 @@ def _symbols(rhs: ca.Function):
 
 
 def rk4_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Function:
-    """One classic RK4 step of dx/dt = f(x, u, pc)."""
+    """One classic RK4 step of dx/dt = f(x, u, pc).
+
+    Parameters
+    ----------
+    dynamics : CompiledDynamics
+        The model's compiled dynamics (``model.compiled``); its ``state_derivative`` is f.
+    name : str
+        The Function's name (the C symbol prefix when generated).
+
+    Returns
+    -------
+    casadi.Function
+        (x, u, pc, h) -> x_next.
+    """
     rhs = dynamics.state_derivative
     x, u, pc, h = _symbols(rhs)
     k1 = rhs(x, u, pc)
@@ -57,6 +70,20 @@ def implicit_midpoint_step(
     derivative of the dynamics is generated; ``iterations`` is fixed, which
     bounds the cost of a step. The predictor is an explicit Euler half step.
     The correction S^-1 F is ``dynamics.newton_correction``.
+
+    Parameters
+    ----------
+    dynamics : CompiledDynamics
+        The model's compiled dynamics (``model.compiled``).
+    iterations : int
+        Number of simplified Newton iterations.
+    name : str
+        The Function's name (the C symbol prefix when generated).
+
+    Returns
+    -------
+    casadi.Function
+        (x, u, pc, h) -> x_next.
     """
     rhs = dynamics.state_derivative
     x, u, pc, h = _symbols(rhs)
@@ -72,7 +99,22 @@ STEP_BUILDERS = {"rk4": rk4_step, "implicit": implicit_midpoint_step}
 
 
 def step_function(dynamics: CompiledDynamics, integrator: str, name: str = "step") -> ca.Function:
-    """The step Function (x, u, pc, h) -> x_next of the named integrator."""
+    """The step Function (x, u, pc, h) -> x_next of the named integrator.
+
+    Parameters
+    ----------
+    dynamics : CompiledDynamics
+        The model's compiled dynamics (``model.compiled``).
+    integrator : str
+        One of :data:`INTEGRATORS`.
+    name : str
+        The Function's name (the C symbol prefix when generated).
+
+    Raises
+    ------
+    ValueError
+        For an unknown integrator.
+    """
     if integrator not in STEP_BUILDERS:
         raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}, got {integrator!r}")
     return STEP_BUILDERS[integrator](dynamics, name=name)
@@ -86,6 +128,16 @@ def default_internal_step(omega_max: float, integrator: str, communication_step:
     any h and free of numerical damping, so the communication step itself,
     refined only where h * omega_max would exceed 2 (phase error of the
     fastest mode above ~30 %).
+
+    Parameters
+    ----------
+    omega_max : float
+        The arm's highest natural frequency, rad/s (see :func:`highest_frequency`); 0 or less returns
+        ``communication_step``.
+    integrator : str
+        One of :data:`INTEGRATORS`.
+    communication_step : float
+        The co-simulation (or controller sample) step, s.
     """
     limit = RK4_ACCURACY if integrator == "rk4" else 2.0
     if omega_max <= 0:
@@ -101,7 +153,8 @@ def is_multiple(value: float, step: float) -> bool:
 
 
 def highest_frequency(model, p=None) -> float:
-    """Highest linearised natural frequency (rad/s) at the nominal pose q = 0."""
+    """Highest linearised natural frequency (rad/s) of ``model`` at the pose q = 0, with parameters ``p``
+    (nominal when None); 0 for an arm with no oscillating coordinate."""
     from flexfmu.dynamics.linear import natural_frequencies
 
     omega = natural_frequencies(model, p=p)

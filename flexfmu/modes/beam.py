@@ -26,7 +26,8 @@ _TRIG_CYCLE = (
 
 
 def basis_coefficients(b: float, mass_ratio: float, inertia_ratio: float) -> np.ndarray:
-    """Return unnormalised ``(c1, c2, c3, c4)`` of the mode with eigenvalue ``b``.
+    """Return unnormalised ``(c1, c2, c3, c4)`` of the mode with eigenvalue ``b``
+    of a beam with tip ratios ``mass_ratio`` (M / (rho L)) and ``inertia_ratio`` (J / (rho L**3)).
 
     At an eigenvalue the two rows of the reduced tip matrix are parallel; the
     null vector ``(c1, c4)`` is taken orthogonal to the larger row (the better
@@ -102,13 +103,20 @@ class ClampedBeamShapes:
 
 
 def clamped_free(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
-    """Builder of the ``clamped-free`` family: cantilever shapes and eigenvalues."""
+    """Builder of the ``clamped-free`` family: cantilever shapes and eigenvalues for the link's ``modes``
+    (a :class:`flexfmu.spec.arm.Modes`; only its count is used). ``tip_mass_ratio`` and
+    ``tip_inertia_ratio`` are ignored: the family has no tip load."""
     betas = cantilever_betas(modes.count)
     return ClampedBeamShapes(betas), betas
 
 
 def clamped_mass(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
     """Builder of the ``clamped-mass`` family: shapes of a clamped beam with
-    the tip mass and inertia ratios, and their eigenvalues."""
+    the tip mass and inertia ratios, and their eigenvalues.
+
+    ``modes`` is the link's :class:`flexfmu.spec.arm.Modes` (its count is
+    used); ``tip_mass_ratio`` is M_tip / (rho L) and ``tip_inertia_ratio``
+    J_tip / (rho L**3).
+    """
     betas = clamped_mass_betas(modes.count, tip_mass_ratio, tip_inertia_ratio)
     return ClampedBeamShapes(betas, tip_mass_ratio, tip_inertia_ratio), betas

@@ -74,6 +74,13 @@ def frequency_function(b: np.ndarray | float, mass_ratio: float, inertia_ratio: 
 
     Bounded for all ``b > 0``; without a tip load it equals
     ``-4 exp(-b) (1 + cos b cosh b)``, the cantilever equation scaled.
+
+    Parameters
+    ----------
+    b : float or numpy.ndarray
+        Dimensionless eigenvalue(s) ``beta L`` (> 0).
+    mass_ratio, inertia_ratio : float
+        Tip ``mu = M / (rho L)`` and ``j = J / (rho L**3)``.
     """
     m = tip_matrix(b, mass_ratio, inertia_ratio)
     return m[..., 0, 0] * m[..., 1, 1] - m[..., 0, 1] * m[..., 1, 0]

@@ -20,7 +20,7 @@ class Shapes(Protocol):
     """Anything that evaluates derivatives of a list of mode shapes."""
 
     def derivative(self, xi: Any, order: int) -> list[Any]:
-        """Return ``d^order phi_k / dxi^order`` at ``xi``, one entry per mode."""
+        """Return ``d^order phi_k / dxi^order`` at ``xi``, one entry per mode (``order`` >= 0)."""
         ...
 
 

@@ -54,7 +54,9 @@ class SineShapes:
 def pinned_pinned(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
     """Builder of the ``pinned-pinned`` family: (shapes, eigenvalues k pi).
 
-    The tip load is ignored: the chord frame's shapes do not depend on it.
+    ``modes`` is the link's :class:`flexfmu.spec.arm.Modes` (its count is
+    used). The tip load, ``tip_mass_ratio`` and ``tip_inertia_ratio``, is
+    ignored: the chord frame's shapes do not depend on it.
     """
     shapes = SineShapes(modes.count)
     return shapes, shapes.betas

@@ -99,6 +99,10 @@ class UserShapes:
 def user_shapes(modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
     """Builder of the ``user`` family: the spec's shapes (no eigenvalues).
 
+    ``modes`` is the link's :class:`flexfmu.spec.arm.Modes` (count, shapes
+    and frame). ``tip_mass_ratio`` and ``tip_inertia_ratio`` are ignored:
+    the user's shapes are fixed.
+
     Raises
     ------
     ValueError

@@ -120,6 +120,8 @@ class Arm:
     ``(0, 0)`` for a horizontal-plane arm.
     """
 
+    kind = "planar"
+
     name: str
     links: tuple[RigidLink | FlexibleLink, ...]
     description: str = ""

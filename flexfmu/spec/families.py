@@ -48,7 +48,9 @@ class ModeFamily:
     summary: str
 
     def build(self, modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
-        """Call the builder (imported on first use) for a link's ``modes``."""
+        """Call the builder (imported on first use) for a link's ``modes`` (a Modes), with the tip load as
+        ``tip_mass_ratio`` = M / (rho L) and ``tip_inertia_ratio`` = J / (rho L**3) (used by families with a
+        tip load); returns (shapes, eigenvalues or None)."""
         module, function = self.builder.split(":")
         return getattr(import_module(module), function)(modes, tip_mass_ratio, tip_inertia_ratio)
 

@@ -83,7 +83,7 @@ def _parse(text: str):
 
 
 def parse_shape(text: str):
-    """The sympy expression of a shape (``^`` is a power, as in the spec).
+    """The sympy expression of a shape given as ``text`` in ``xi`` (``^`` is a power, as in the spec).
 
     Raises
     ------

@@ -42,7 +42,7 @@ class Target:
     exporter: str
 
     def export(self, job: ExportJob) -> ExportReport:
-        """Run the exporter (imported on first use)."""
+        """Run the exporter (imported on first use) on ``job``."""
         module, function = self.exporter.split(":")
         return getattr(import_module(module), function)(job)
 
@@ -101,7 +101,8 @@ def export(model, output: str | Path, settings: ExportSettings = ExportSettings(
 
 
 def export_fmu(model, output: str | Path, settings: ExportSettings = ExportSettings()) -> ExportReport:
-    """The native FMI 2.0 FMU of ``model`` (``export`` with the default target)."""
+    """The native FMI 2.0 FMU of ``model`` written to ``output`` with ``settings`` (``export`` with the
+    default target); returns the ExportReport."""
     return export(model, output, settings)
 
 

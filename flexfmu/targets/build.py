@@ -26,6 +26,7 @@ class BuildError(FlexfmuError, RuntimeError):
 
 
 def compiler() -> str:
+    """The C compiler to use: ``$CC``, else ``cc``, else ``gcc`` on the path; a BuildError if none."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise BuildError("no C compiler found (set CC or install gcc)")
@@ -35,7 +36,9 @@ def compiler() -> str:
 def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path) -> None:
     """Compile ``c_files`` (names in ``sources``) into the shared library
     ``output``, one compiler process per file, all at once (the generated
-    files dominate and are independent)."""
+    files dominate and are independent). The object files go into the
+    folder ``work``; a failing compile or link raises a BuildError with the
+    compiler's output."""
     cc = compiler()
     work.mkdir(parents=True, exist_ok=True)
     objects = [str(work / (Path(name).stem + ".o")) for name in c_files]

@@ -33,7 +33,7 @@ C_FILES = ("ffmu_instance.c", "model_data.c", *GENERATED_SOURCES)
 
 
 def c_source(name: str) -> str:
-    """The text of one of flexfmu's own C files (package data)."""
+    """The text of one of flexfmu's own C files (package data), the file ``name`` in ``flexfmu/targets/c``."""
     return (resources.files("flexfmu.targets") / "c" / name).read_text()
 
 
@@ -74,7 +74,8 @@ class ModelBundle:
         return self._model_data("") + generated
 
     def write_model_data(self, guid: str) -> None:
-        """Write model_data.c with the artefact's GUID."""
+        """Write model_data.c with the artefact's GUID ``guid`` (derived by the target from the whole
+        content, see :meth:`fingerprint`)."""
         (self.folder / "model_data.c").write_text(self._model_data(guid))
 
     def _model_data(self, guid: str) -> str:
@@ -85,7 +86,9 @@ class ModelBundle:
 def contract_functions(dynamics: CompiledDynamics, integrator: str) -> tuple[list[ca.Function], list[ca.Function]]:
     """The five Functions of the C contract (ffmu_model.h), as two groups
     for two translation units that compile in parallel: the simulation
-    functions, and the directional derivatives."""
+    functions, and the directional derivatives. ``dynamics`` is the model's
+    compiled dynamics; the step Function uses the fixed-step ``integrator``
+    (see :data:`flexfmu.integrate.INTEGRATORS`)."""
     return [
         rename(dynamics.constants, "ffmu_constants"),
         step_function(dynamics, integrator, name="ffmu_step"),
@@ -101,8 +104,10 @@ def rename(function: ca.Function, name: str) -> ca.Function:
 
 
 def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
-    """Generate the model's C sources into ``folder`` and copy the instance
-    code beside them; model_data.c follows with the GUID."""
+    """Generate the C sources of ``model`` into ``folder`` and copy the instance
+    code beside them; model_data.c follows with the GUID. ``settings`` gives the
+    integrator and the internal step (chosen from the highest frequency when
+    not set)."""
     start = time.perf_counter()
     h, omega_max = internal_step(model, settings)
     folder.mkdir(parents=True, exist_ok=True)

@@ -71,7 +71,8 @@ class ExportReport:
 
 
 def check_settings(settings: ExportSettings) -> None:
-    """Raise ExportError naming every setting out of range."""
+    """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator or
+    interface, steps and stop time not > 0)."""
     problems = []
     if settings.integrator not in INTEGRATORS:
         problems.append(f"integrator must be one of {', '.join(INTEGRATORS)}, got {settings.integrator!r}")
@@ -90,6 +91,12 @@ def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
     """(h, omega_max): the fixed internal step the settings ask for, or the
     default for the arm's highest linearised frequency omega_max (rad/s).
 
+    Parameters
+    ----------
+    model : Model
+    settings : ExportSettings
+        Gives the integrator, the communication step and, optionally, the internal step.
+
     Raises
     ------
     ExportError
@@ -104,7 +111,8 @@ def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
 
 
 def model_identifier(name: str) -> str:
-    """A C identifier from the arm's name."""
+    """A C identifier from the arm's ``name``: non-word characters become ``_``, and a leading digit gets
+    a ``_`` before it."""
     ident = re.sub(r"\W", "_", name)
     return ident if re.match(r"[A-Za-z_]", ident) else "_" + ident
 
@@ -125,7 +133,8 @@ def platform_folder() -> tuple[str, str]:
 
 
 def check_output(output: Path) -> None:
-    """Refuse an output that is a folder or sits under a file, before any work."""
+    """Refuse an ``output`` path that is a folder or sits under a file or an unwritable folder, before any
+    work; raises ExportError."""
     if output.is_dir():
         raise ExportError(f"output {str(output)!r} is a folder; give the file to write")
     for parent in output.parents:

@@ -19,7 +19,7 @@ from flexfmu import __version__
 from flexfmu.targets.build import compile_shared_library
 from flexfmu.targets.bundle import c_source, write_bundle
 from flexfmu.targets.export import (
-    ExportReport, ExportSettings, check_output, check_settings, content_guid, platform_folder, write_atomically,
+    ExportReport, check_output, check_settings, content_guid, platform_folder, write_atomically,
 )
 from flexfmu.targets.fmi2_xml import Description, model_description_xml
 from flexfmu.targets.variables import fmu_variables, model_structure
@@ -29,7 +29,9 @@ FMI_HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 
 
 def export(job) -> ExportReport:
-    """Write ``job.output`` (.fmu) for ``job.model``; see ``flexfmu.targets.ExportJob``."""
+    """Write ``job.output`` (.fmu) for ``job.model`` with ``job.settings``; ``job`` is a
+    :class:`flexfmu.targets.ExportJob`. Returns the ExportReport; raises ExportError for unusable
+    settings or output and BuildError if compiling fails."""
     model, output, settings = job.model, Path(job.output), job.settings
     check_settings(settings)
     check_output(output)

@@ -42,7 +42,21 @@ def _number(value: float) -> str:
 
 def model_description_xml(info: Description, variables: list[Variable], structure: Structure, guid: str,
                           interface: str = "both") -> str:
-    """Return the modelDescription.xml text for ``interface`` (cs, me or both)."""
+    """Return the modelDescription.xml text for ``interface`` (cs, me or both).
+
+    Parameters
+    ----------
+    info : Description
+        Names, default experiment, integrator and source files.
+    variables : list of Variable
+        The model variables, in value-reference order (see :func:`flexfmu.targets.variables.fmu_variables`).
+    structure : Structure
+        The ModelStructure entries (see :func:`flexfmu.targets.variables.model_structure`).
+    guid : str
+        The FMU's GUID ("" while the content hash that derives it is computed).
+    interface : str
+        ``"cs"``, ``"me"`` or ``"both"``: which interface elements to write.
+    """
     root = ET.Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": info.model_name, "guid": guid, "description": info.description,
         "generationTool": info.generation_tool, "variableNamingConvention": "structured",

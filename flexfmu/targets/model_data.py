@@ -11,6 +11,7 @@ FUNCTIONS = ("constants", "step", "derivatives", "outputs", "directional")
 
 
 def c_string(text: str) -> str:
+    """``text`` as a C string literal, backslashes and double quotes escaped."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -20,7 +21,21 @@ def _array(ctype: str, name: str, values: list[str]) -> str:
 
 
 def model_data_c(model, guid: str, integrator: str, internal_step: float, constants: int) -> str:
-    """Return the text of model_data.c for ``model`` with ``constants`` hoisted constants."""
+    """Return the text of model_data.c for ``model`` with ``constants`` hoisted constants.
+
+    Parameters
+    ----------
+    model : Model
+        Gives the names, start values and tunability written into the tables.
+    guid : str
+        The artefact's GUID ("" for the fingerprint that derives it).
+    integrator : str
+        A key of :data:`INTEGRATOR_ENUM`.
+    internal_step : float
+        The fixed internal step, s.
+    constants : int
+        Size of the compiled dynamics' parameter-dependent constants c(p).
+    """
     nq = len(model.coordinates)
     states = model.coordinates + [f"der({name})" for name in model.coordinates]
     parts = [

@@ -39,7 +39,9 @@ DESKTOP_NOTE = "Python-backed desktop cross-check; needs Python with flexfmu and
 
 
 def export(job) -> ExportReport:
-    """The ``pythonfmu`` target: :func:`export_pythonfmu` of ``job.arm_file``."""
+    """The ``pythonfmu`` target: :func:`export_pythonfmu` of ``job.arm_file`` to ``job.output`` with the
+    communication step and stop time of ``job.settings``; ``job`` is a :class:`flexfmu.targets.ExportJob`,
+    whose arm file must be given (ExportError otherwise)."""
     if job.arm_file is None:
         raise ExportError("the pythonfmu target embeds the arm's TOML file; give the arm as a file")
     start = time.perf_counter()

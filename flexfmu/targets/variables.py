@@ -56,7 +56,7 @@ class Structure:
 
 
 def fmu_variables(model) -> list[Variable]:
-    """All variables in declaration order: parameters, states,
+    """All variables of ``model`` in declaration order: parameters, states,
     accelerations, inputs, outputs."""
     rows: list[Variable] = []
     for k, par in enumerate(model.parameter_table):
@@ -83,7 +83,8 @@ def fmu_variables(model) -> list[Variable]:
 
 def model_structure(model, variables: list[Variable]) -> Structure:
     """Dependencies of derivatives and outputs on states and inputs, from the
-    Jacobian sparsity of the Model's Functions."""
+    Jacobian sparsity of the Functions of ``model``; ``variables`` are its
+    :func:`fmu_variables`, whose 1-based positions the indices refer to."""
     n, nu = len(model.layout), len(model.input_table)
     index = {v.vr: k + 1 for k, v in enumerate(variables)}
     state_index = [index[VR_STATE + k] for k in range(2 * n)]

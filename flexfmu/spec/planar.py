@@ -1,0 +1,290 @@
+"""The planar arm's specification: ``[[link]]``, ``[[lumped_mass]]``, ``[payload]``.
+
+This module is the executable form of ``docs/spec.md`` for planar arms (the
+default ``kind``); it reads nested dicts and lists (parsed TOML) into an
+:class:`~flexfmu.spec.arm.Arm` with the generic checks of
+:mod:`flexfmu.spec.checks`, collecting every problem before it raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flexfmu.spec.arm import (
+    JOINT_KINDS,
+    Arm,
+    FlexibleLink,
+    Joint,
+    LumpedMass,
+    Modes,
+    Payload,
+    RigidLink,
+)
+from flexfmu.spec.checks import (
+    REQUIRED, as_number, check_keys, integer, is_number, number, plural, show, string, sub_table,
+    table_array, type_name, vector,
+)
+from flexfmu.spec.errors import SpecError
+from flexfmu.spec.families import FAMILIES, FRAMES, MAX_MODES
+from flexfmu.spec.shapes import shape_problem
+
+_TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "payload")
+_LINK_KINDS = ("rigid", "flexible")
+_LINK_COMMON = ("kind", "length", "mass", "joint")
+_RIGID_ONLY = ("com", "inertia")
+_FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes")
+_MODES_COMMON = ("family", "count", "damping_ratio", "damping_coefficient")
+_JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
+                 "coulomb_friction", "coulomb_velocity")
+_FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
+_LUMPED_KEYS = ("link", "position", "mass", "inertia")
+_PAYLOAD_KEYS = ("mass", "inertia")
+
+
+def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
+    """Validate a specification given as nested dicts and lists.
+
+    Parameters
+    ----------
+    data : Mapping
+        The specification, shaped like the parsed TOML (arrays of tables are
+        lists of dicts).
+    source : str, optional
+        Where ``data`` came from; used as the header of the error message.
+
+    Returns
+    -------
+    Arm
+        The validated arm.
+
+    Raises
+    ------
+    SpecError
+        Listing every problem found.
+    """
+    problems: list[str] = []
+    if not isinstance(data, Mapping):
+        raise SpecError([f"the specification must be a table, got {show(data)}"], source)
+    check_keys(problems, data, "", _TOP_KEYS)
+    name = string(problems, data, "name", "", REQUIRED)
+    if name is not None and not name.strip():
+        problems.append("name must not be empty")
+    description = string(problems, data, "description", "", "")
+    gravity = vector(problems, data, "gravity", "", 2, (0.0, 0.0))
+
+    link_tables = table_array(problems, data, "link", required=True)
+    links = [_link(problems, table, f"link[{i}]")
+             for i, table in enumerate(link_tables or [], start=1) if table is not None]
+    link_count = len(link_tables) if link_tables else None
+    lumped = [_lumped_mass(problems, table, f"lumped_mass[{i}]", link_count)
+              for i, table in enumerate(table_array(problems, data, "lumped_mass") or [], start=1)
+              if table is not None]
+    payload_table = sub_table(problems, data, "payload", "")
+    payload = None
+    if payload_table is not None:
+        check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
+        payload = Payload(mass=number(problems, payload_table, "mass", "payload", 0.0, ge=0),
+                          inertia=number(problems, payload_table, "inertia", "payload", 0.0, ge=0))
+
+    if problems:
+        raise SpecError(problems, source)
+    return Arm(name=name, links=tuple(links), description=description,
+               lumped_masses=tuple(lumped), payload=payload, gravity=gravity)
+
+
+def _other_kind_keys(keys, kind, other):
+    """Map keys valid only on ``other`` links to why a ``kind`` link rejects them."""
+    return {key: f"is not a known key for a {kind} link; only {other} links take it"
+            for key in keys}
+
+
+def _link(problems, table, path):
+    """One ``[[link]]`` table -> RigidLink / FlexibleLink (None if unusable)."""
+    kind = string(problems, table, "kind", path, REQUIRED, _LINK_KINDS)
+    if kind == "rigid":
+        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY,
+                    _other_kind_keys(_FLEXIBLE_ONLY, "rigid", "flexible"))
+    elif kind == "flexible":
+        check_keys(problems, table, path, _LINK_COMMON + _FLEXIBLE_ONLY,
+                    _other_kind_keys(_RIGID_ONLY, "flexible", "rigid"))
+    else:
+        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
+    length = number(problems, table, "length", path, gt=0)
+    if kind == "rigid":
+        mass = number(problems, table, "mass", path, gt=0)
+        com_default = (length / 2, 0.0) if length is not None else None
+        com = vector(problems, table, "com", path, 2, com_default)
+        inertia_default = mass * length**2 / 12 if None not in (mass, length) else None
+        inertia = number(problems, table, "inertia", path, inertia_default, ge=0)
+        return RigidLink(length=length, mass=mass, com=com, inertia=inertia,
+                         joint=_joint(problems, table, path))
+    if kind == "flexible":
+        mass_per_length = _mass_per_length(problems, table, path, length)
+        bending_stiffness = _bending_stiffness(problems, table, path)
+        modes = _modes(problems, table, path)
+        return FlexibleLink(length=length, mass_per_length=mass_per_length,
+                            EI=bending_stiffness, modes=modes,
+                            joint=_joint(problems, table, path))
+    _joint(problems, table, path)  # still report its problems
+    return None
+
+
+def _mass_per_length(problems, table, path, length):
+    """Exactly one of ``mass`` (total) or ``mass_per_length``."""
+    if "mass" in table and "mass_per_length" in table:
+        problems.append(f"{path}.mass and {path}.mass_per_length are both given "
+                        f"({show(table['mass'])} and {show(table['mass_per_length'])}); give one")
+        return None
+    if "mass" in table:
+        mass = number(problems, table, "mass", path, gt=0)
+        return mass / length if None not in (mass, length) else None
+    return number(problems, table, "mass_per_length", path, gt=0,
+                   missing=f" (or give the total {path}.mass)")
+
+
+def _bending_stiffness(problems, table, path):
+    """Exactly one of ``EI`` or both ``E`` and ``I``."""
+    given = [key for key in ("E", "I") if key in table]
+    if "EI" in table and given:
+        problems.append(f"{path}.EI and {path}.{' and '.join(given)} are both given; "
+                        f"give EI or both E and I")
+        return None
+    if "EI" in table or not given:
+        return number(problems, table, "EI", path, gt=0,
+                       missing=f" (or give both {path}.E and {path}.I)")
+    e_mod = number(problems, table, "E", path, gt=0, missing=" together with I (or give EI)")
+    area = number(problems, table, "I", path, gt=0, missing=" together with E (or give EI)")
+    return e_mod * area if None not in (e_mod, area) else None
+
+
+def _modes(problems, link_table, link_path):
+    """The ``[link.modes]`` table of a flexible link."""
+    table = sub_table(problems, link_table, "modes", link_path, required=True)
+    if table is None:
+        return None
+    path = f"{link_path}.modes"
+    family = string(problems, table, "family", path, REQUIRED, tuple(FAMILIES))
+    owner = {key: name for name, fam in FAMILIES.items() for key in fam.keys}
+    own = FAMILIES[family].keys if family else tuple(owner)
+    elsewhere = {key: f'is only allowed for family "{name}"' for key, name in owner.items()}
+    check_keys(problems, table, path, _MODES_COMMON + own, elsewhere)
+
+    shapes, frame = (), None
+    if family == "user":
+        frame = string(problems, table, "frame", path, REQUIRED, FRAMES)
+        shapes = _shapes(problems, table, path, frame)
+        count = integer(problems, table, "count", path, 1, MAX_MODES,
+                         len(shapes) if shapes else None)
+        if shapes and count is not None and count != len(shapes):
+            problems.append(f"{path}.count must equal the number of shapes ({len(shapes)}), "
+                            f"got {count}")
+            count = None
+    else:
+        count = integer(problems, table, "count", path, 1, MAX_MODES)
+    tip_mass = tip_inertia = None
+    if "tip_mass" in own and family:
+        tip_mass = number(problems, table, "tip_mass", path, None, ge=0)
+        tip_inertia = number(problems, table, "tip_inertia", path, None, ge=0)
+    damping_kind, damping = _damping(problems, table, path, count)
+    return Modes(family=family, count=count, damping_kind=damping_kind, damping=damping,
+                 shapes=shapes or (), tip_mass=tip_mass, tip_inertia=tip_inertia, frame=frame)
+
+
+def _damping(problems, table, path, count):
+    """At most one of ``damping_ratio`` / ``damping_coefficient``, a number
+    (same for every mode) or a list of ``count`` numbers."""
+    if "damping_ratio" in table and "damping_coefficient" in table:
+        problems.append(f"{path}.damping_ratio and {path}.damping_coefficient are both given; "
+                        f"give at most one")
+        return "ratio", None
+    if "damping_coefficient" in table:
+        key, kind, bounds = "damping_coefficient", "coefficient", {"ge": 0}
+    elif "damping_ratio" in table:
+        key, kind, bounds = "damping_ratio", "ratio", {"ge": 0, "lt": 1}
+    else:
+        return "ratio", (0.0,) * count if count is not None else None
+    where, value = f"{path}.{key}", table[key]
+    if isinstance(value, (list, tuple)):
+        if count is not None and len(value) != count:
+            problems.append(f"{where} must have {count} values (one per mode), "
+                            f"got {show(value)} ({plural(len(value), 'value')})")
+            return kind, None
+        items = [as_number(problems, item, f"{where}[{i}]", **bounds)
+                 for i, item in enumerate(value, start=1)]
+        return kind, None if None in items else tuple(items)
+    if not is_number(value):
+        problems.append(f"{where} must be a number or a list of one number per mode, "
+                        f"got {show(value)} ({type_name(value)})")
+        return kind, None
+    single = as_number(problems, value, where, **bounds)
+    if single is None or count is None:
+        return kind, None
+    return kind, (single,) * count
+
+
+def _shapes(problems, table, path, frame):
+    """The ``shapes`` of a user family: 1..20 valid expressions in xi."""
+    where = f"{path}.shapes"
+    if "shapes" not in table:
+        problems.append(f'{where} is required for family "user" (a list of expressions in xi)')
+        return None
+    value = table["shapes"]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) for s in value):
+        problems.append(f"{where} must be a list of strings (expressions in xi), "
+                        f"got {show(value)}")
+        return None
+    if not 1 <= len(value) <= MAX_MODES:
+        problems.append(f"{where} must hold 1..{MAX_MODES} shapes, got {len(value)}")
+        return None
+    bad = False
+    for i, text in enumerate(value, start=1):
+        reason = shape_problem(text, frame)
+        if reason is not None:
+            problems.append(f"{where}[{i}] = {text!r} {reason}")
+            bad = True
+    return None if bad else tuple(value)
+
+
+def _joint(problems, link_table, link_path):
+    """The optional ``[link.joint]`` table (absent -> a rigid joint)."""
+    table = sub_table(problems, link_table, "joint", link_path)
+    if table is None:
+        return None
+    path = f"{link_path}.joint"
+    kind = string(problems, table, "kind", path, "rigid", JOINT_KINDS)
+    if kind == "rigid":
+        check_keys(problems, table, path, _JOINT_COMMON,
+                    {key: 'is only allowed for a flexible joint (kind = "flexible")'
+                     for key in _FLEXIBLE_JOINT_ONLY})
+    else:
+        check_keys(problems, table, path, _JOINT_COMMON + _FLEXIBLE_JOINT_ONLY)
+    if kind == "flexible":
+        stiffness = number(problems, table, "stiffness", path, gt=0,
+                            missing=" for a flexible joint (must be > 0)")
+        spring_damping = number(problems, table, "spring_damping", path, 0.0, ge=0)
+        rotor_inertia = number(problems, table, "rotor_inertia", path, gt=0,
+                                missing=" for a flexible joint (must be > 0)")
+    else:
+        stiffness = spring_damping = 0.0
+        rotor_inertia = number(problems, table, "rotor_inertia", path, 0.0, ge=0)
+    return Joint(
+        kind=kind,
+        stiffness=stiffness,
+        spring_damping=spring_damping,
+        rotor_inertia=rotor_inertia,
+        gear_ratio=number(problems, table, "gear_ratio", path, 1.0, gt=0),
+        viscous_friction=number(problems, table, "viscous_friction", path, 0.0, ge=0),
+        coulomb_friction=number(problems, table, "coulomb_friction", path, 0.0, ge=0),
+        coulomb_velocity=number(problems, table, "coulomb_velocity", path, 0.01, gt=0),
+    )
+
+
+def _lumped_mass(problems, table, path, link_count):
+    """One ``[[lumped_mass]]`` table."""
+    check_keys(problems, table, path, _LUMPED_KEYS)
+    return LumpedMass(
+        link=integer(problems, table, "link", path, 1, link_count),
+        position=number(problems, table, "position", path, ge=0, le=1),
+        mass=number(problems, table, "mass", path, ge=0),
+        inertia=number(problems, table, "inertia", path, 0.0, ge=0),
+    )

@@ -1,0 +1,80 @@
+"""Every public function says what it does and what its parameters mean.
+
+As python-control checks its API: each public function and method of the
+package (names without a leading underscore, defined in the package, outside
+the command-line modules whose only callers are argparse) has a docstring,
+and a docstring of a function with parameters names every one of them,
+either in a numpydoc ``Parameters`` section or in the text as ``name`` (in
+double backquotes). ``self``, ``cls``, ``*args``, ``**kwargs`` are exempt.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+
+import pytest
+
+import flexfmu
+
+SKIPPED_PACKAGES = ("flexfmu.commands", "flexfmu.targets.pythonfmu_templates")
+
+
+def public_modules():
+    for info in pkgutil.walk_packages(flexfmu.__path__, "flexfmu."):
+        name = info.name
+        if name.startswith(SKIPPED_PACKAGES) or any(part.startswith("_") for part in name.split(".")):
+            continue
+        yield importlib.import_module(name)
+
+
+def public_callables():
+    seen = set()
+    for module in public_modules():
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            if inspect.isfunction(obj):
+                items = [(f"{module.__name__}.{name}", obj)]
+            elif inspect.isclass(obj):
+                items = [(f"{module.__name__}.{name}", obj)]
+                items += [(f"{module.__name__}.{name}.{attribute}", member)
+                          for attribute, member in vars(obj).items()
+                          if not attribute.startswith("_") and inspect.isfunction(member)]
+            else:
+                continue
+            for qualified, item in items:
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    yield qualified, item
+
+
+def undocumented_parameters(function) -> list[str]:
+    doc = inspect.getdoc(function) or ""
+    names = [p.name for p in inspect.signature(function).parameters.values()
+             if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    section = doc.split("Parameters\n----------", 1)[1] if "Parameters\n----------" in doc else ""
+    documented = set(re.findall(r"^(\w+)(?:, (\w+))*\s*:", section, flags=re.M))
+    listed = {name for group in documented for name in group if name}
+    listed |= {name for line in section.splitlines() for name in re.findall(r"^(\w+(?:, \w+)*)\s*:", line)
+               for name in name.split(", ")}
+    return [name for name in names if name not in listed and f"``{name}``" not in doc]
+
+
+CALLABLES = dict(public_callables())
+
+
+def test_the_walk_finds_the_api():
+    assert {"flexfmu.spec.load.load_arm", "flexfmu.dynamics.model.build_model",
+            "flexfmu.targets.export"} <= set(CALLABLES)
+
+
+@pytest.mark.parametrize("name", sorted(CALLABLES))
+def test_public_callable_is_documented(name):
+    item = CALLABLES[name]
+    assert inspect.getdoc(item), f"{name} has no docstring"
+    if inspect.isfunction(item):
+        missing = undocumented_parameters(item)
+        assert missing == [], f"{name} does not document {', '.join(missing)}"

@@ -1,0 +1,106 @@
+"""The package's layers point one way, and structure is not read from names.
+
+Every import in every module of ``flexfmu`` (deferred ones inside functions
+too) is read from the source and checked against the layer order of
+DESIGN.md: a module may import its own layer and the ones below, never one
+above, and never the top-level ``harness``, ``benchmarks`` or ``tests``
+folders.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "flexfmu"
+
+# lowest first; a module may import layers at its own floor or below
+LAYERS = {
+    "errors": 0, "data": 0,
+    "spec": 1,
+    "modes": 2,
+    "dynamics": 3,
+    "integrate": 4,
+    "codegen": 4,
+    "control": 5,
+    "targets": 6,
+    "harness": 7,
+    "commands": 8, "cli": 8,
+}
+OUTSIDE = ("harness", "benchmarks", "tests")
+
+
+def modules():
+    return sorted(p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE)
+
+
+def layer_of(module: str) -> int | None:
+    """The floor of ``flexfmu.<part>...``; None for the package facade."""
+    parts = module.split(".")
+    return LAYERS[parts[1]] if len(parts) > 1 else None
+
+
+def imported(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path):
+    here = layer_of(module_name(path))
+    upward = []
+    for name in imported(path):
+        top = name.split(".")[0]
+        assert top not in OUTSIDE, f"{path.name} imports {name}: the package must not import {top}/"
+        if top == "flexfmu" and name != "flexfmu" and here is not None:
+            there = layer_of(name)
+            if there is not None and there > here:
+                upward.append(name)
+    assert upward == [], f"{module_name(path)} (floor {here}) imports higher layers"
+
+
+def test_every_subpackage_has_a_floor():
+    tops = {module_name(p).split(".")[1] for p in modules() if len(module_name(p).split(".")) > 1}
+    assert tops <= set(LAYERS), f"no floor for {sorted(tops - set(LAYERS))}"
+
+
+# Coordinate and output names are written in flexfmu/dynamics; everywhere else
+# reads the Model's metadata. A literal such as "theta[" or ".deflection"
+# outside dynamics would mean structure is parsed from names again.
+NAME_FRAGMENTS = ("theta[", "alpha[", "f[", ".deflection", ".angle", ".rate", "mode[", "tip.")
+
+
+def code_strings(path: Path):
+    """String constants of a module that are not docstrings or prose (help
+    texts and messages hold spaces; names and patterns do not)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                and not any(c.isspace() for c in node.value)):
+            yield node.value
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if "dynamics" not in p.parts],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_structure_read_from_names(path):
+    found = sorted({s for s in code_strings(path) for fragment in NAME_FRAGMENTS if fragment in s})
+    assert found == [], f"{path.name} spells coordinate or output names: {found}"
