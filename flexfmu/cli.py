@@ -38,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (``sys.argv[1:]`` when None); returns the exit status."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, or a usage error already printed
+        return stop.code if isinstance(stop.code, int) else 0
     try:
         return args.run(args) or 0
     except (FlexfmuError, OSError) as error:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import flexfmu.errors
 from flexfmu.cli import main
 from tests.conftest import ARMS_DIR, EXAMPLE_ARMS
 
@@ -53,3 +54,97 @@ def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
     assert main(args) == 2
     assert "--initial 'theta[3]=1'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+# --- one error path: every subcommand, every kind of bad input --------------------------
+
+BAD_ARMS = {
+    "missing": ("nowhere.toml", "no such file"),
+    "folder": ("a_folder", "is a folder"),
+    "empty": ("empty.toml", "name is required"),
+    "binary": ("binary.toml", "not UTF-8"),
+}
+ARM_COMMANDS = {
+    "info": [],
+    "simulate": ["--duration", "0.01"],
+    "export": ["-o", "x.fmu"],
+    "crosscheck": ["--scenario", "bang_bang"],
+    "tune": ["--scenario", "quintic_ct", "--params", "kp"],
+    "plan": ["--from", "0,0", "--to", "1,1", "--time", "1"],
+}
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A folder with a subfolder, an empty and a binary arm file, and a plain file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "empty.toml").write_text("")
+    (tmp_path / "binary.toml").write_bytes(b"\x00\xff\xfe\x80")
+    (tmp_path / "a_file").write_text("not a folder\n")
+    return tmp_path
+
+
+def run_cli(args, capsys) -> tuple[int, str]:
+    status = main(args)
+    captured = capsys.readouterr()
+    return status, captured.err
+
+
+@pytest.mark.parametrize("command", sorted(ARM_COMMANDS))
+@pytest.mark.parametrize("case", sorted(BAD_ARMS))
+def test_every_subcommand_reports_a_bad_arm_in_one_line(command, case, workdir, capsys):
+    arm, fragment = BAD_ARMS[case]
+    status, err = run_cli([command, arm, *ARM_COMMANDS[command]], capsys)
+    assert status == 2
+    assert fragment in err and arm in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in workdir.iterdir()) == ["a_file", "a_folder", "binary.toml", "empty.toml"]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["export", "rigid_2link", "-o", "a_folder"], "is a folder"),
+    (["export", "rigid_2link", "-o", "a_file/x.fmu"], "'a_file' is a file"),
+    (["simulate", "rigid_2link", "--out", "a_file"], "'a_file' is a file"),
+    (["simulate", "rigid_2link", "--out", "a_file/deeper"], "'a_file' is a file"),
+    (["crosscheck", "rigid_2link", "--out", "a_file"], "'a_file' is a file"),
+    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--out", "a_file"], "'a_file' is a file"),
+    (["plan", "rigid_2link", "--from", "0,0", "--to", "1,1", "--time", "1", "--out", "a_file"], "'a_file' is a file"),
+    (["demo", "--out", "a_file"], "'a_file' is a file"),
+    (["validate", "nowhere.fmu"], "'nowhere.fmu' is not a file"),
+    (["validate", "a_folder"], "'a_folder' is not a file"),
+    (["crosscheck", "rigid_2link", "--scenario", "no_such"], "examples: bang_bang"),
+    (["crosscheck"], "give an arm"),
+    (["simulate", "rigid_2link", "--duration", "-1"], "--duration must be a number > 0"),
+    (["plan", "rigid_2link", "--from", "0", "--to", "1,1", "--time", "1"], "--from needs 2 joint angles"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--target", "pythonfmu", "--step", "1e-3"], "--step does not apply"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "3"], "invalid choice: '3'"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--backend", "pythonfmu", "--target", "fmi2"],
+     "name different targets"),
+    (["info", "rigid_2link", "--bogus"], "unrecognized arguments"),
+])
+def test_usage_errors_are_one_line_with_status_2(args, fragment, workdir, capsys):
+    status, err = run_cli(args, capsys)
+    assert status == 2
+    assert fragment in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert sorted(p.name for p in workdir.iterdir()) == ["a_file", "a_folder", "binary.toml", "empty.toml"]
+
+
+def test_a_failed_check_exits_with_1(workdir, capsys):
+    status = main(["validate", "empty.toml"])
+    assert status == 1
+    assert "not a ZIP archive" in capsys.readouterr().out
+
+
+def test_debug_shows_the_traceback(workdir):
+    with pytest.raises(flexfmu.errors.InputError):
+        main(["--debug", "info", "nowhere.toml"])
+
+
+def test_info_without_an_arm_lists_the_examples(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    for name in EXAMPLE_ARMS:
+        assert name in out
+    assert "pd_circle" in out and "bang_bang" in out

@@ -348,3 +348,17 @@ def test_plain_sympy_lagrangian_agrees_with_the_model():
         M_ref, h_ref = evaluate(*[values[str(s)] for s in symbols])
         np.testing.assert_allclose(np.array(model.mass_matrix(q, p)), np.array(M_ref, float), rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(), rtol=1e-10, atol=1e-12)
+
+
+def test_user_shapes_written_with_a_caret_build_a_model():
+    """docs/spec.md writes powers as ``xi^2``: what the spec accepts, the
+    dynamics build (one parser for both)."""
+    spec = {"name": "caret", "link": [{"kind": "flexible", "length": 0.5, "mass_per_length": 0.4, "EI": 1.5,
+                                       "modes": {"family": "user", "frame": "tangent",
+                                                 "shapes": ["xi^2", "xi^3 - xi^2"]}}]}
+    caret = flexfmu.build_model(flexfmu.arm_from_dict(spec))
+    spec["link"][0]["modes"]["shapes"] = ["xi**2", "xi**3 - xi**2"]
+    power = flexfmu.build_model(flexfmu.arm_from_dict(spec))
+    q = np.array([0.1, 0.02, -0.01])
+    assert np.allclose(np.array(caret.mass_matrix(q, caret.nominal_parameters)),
+                       np.array(power.mass_matrix(q, power.nominal_parameters)), rtol=1e-14, atol=0)

@@ -109,3 +109,32 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
         assert np.array_equal(from_list[angle], from_csv[angle])
         assert np.abs(from_csv[angle] - reference[angle]).max() < 1e-6
     assert np.abs(from_csv["joint[1].angle"] - nominal["joint[1].angle"]).max() > 1e-3
+
+
+def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
+    """crosscheck --all on 0.2 s: every example arm with every scenario
+    written for it, reference against the native FMU in both interfaces."""
+    from flexfmu.harness.crosscheck import all_cases
+
+    cases = all_cases()
+    assert {scenario for _, scenario in cases} == set(scenario_names())
+    for arm_file, scenario in cases:
+        case = run_case(arm_file, scenario, tmp_path / scenario, duration=0.2,
+                        runs=("reference", "native-cs", "native-me"))
+        assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
+
+
+def test_a_scenario_adapts_to_an_arm_without_flexible_links(tmp_path):
+    """free_vibration compares the groups joint_angle and deflection and
+    tip.ay: on the rigid two-link arm the deflection group is empty."""
+    case = run_case(ARMS_DIR / "rigid_2link.toml", "free_vibration", tmp_path, duration=0.5,
+                    runs=("reference", "native-cs"))
+    compared = {c["output"] for c in case["comparisons"]}
+    assert compared == {"joint[1].angle", "joint[2].angle", "tip.ay"}
+    assert all(c["passed"] for c in case["comparisons"])
+
+
+def test_a_scenario_naming_an_output_the_arm_lacks_is_a_clear_error():
+    scenario = dataclasses.replace(load_scenario("pd_circle"), outputs=["link[3].deflection"])
+    with pytest.raises(ScenarioError, match="link\\[3\\].deflection.*neither an output"):
+        scenario.compared(example_model("yu_chen_2dof"))

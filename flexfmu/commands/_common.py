@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
+from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
 
@@ -29,8 +31,29 @@ def add_arm(parser, optional: bool = False) -> None:
 
 
 def add_out(parser, default: str) -> None:
-    """The --out folder argument."""
-    parser.add_argument("--out", default=default, help="output folder (default: %(default)s)")
+    """The --out folder argument, checked when parsed (see :func:`output_folder`)."""
+    parser.add_argument("--out", default=default, type=_out_folder, help="output folder (default: %(default)s)")
+
+
+def _out_folder(text: str) -> Path:
+    try:
+        return output_folder("--out", text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--out ")) from None
+
+
+def output_folder(option: str, path: str) -> Path:
+    """The folder ``path`` given with ``option``, checked before any work: it
+    must be a folder or creatable as one (no file in its way)."""
+    folder = Path(path)
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                raise UsageError(f"{option} {path!r}: {str(candidate)!r} is a file, not a folder")
+            if not os.access(candidate, os.W_OK | os.X_OK):
+                raise UsageError(f"{option} {path!r}: {str(candidate)!r} is not writable")
+            return folder
+    return folder
 
 
 def positive(option: str, value: float) -> float:

@@ -8,7 +8,6 @@ DIR; exits 1 when a comparison is outside its tolerance.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from flexfmu.commands._common import UsageError, add_arm, add_out, positive
 
@@ -45,7 +44,7 @@ def run(args) -> int:
         for scenario in names:
             load_scenario(scenario)
         cases = [(arm_file, scenario) for scenario in names]
-    report = crosscheck(cases, Path(args.out), duration)
+    report = crosscheck(cases, args.out, duration)
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
     for case in report["cases"]:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)

@@ -8,7 +8,6 @@ its bang-bang scenario; writes DIR/report.md, report.json and the plots.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from flexfmu.commands._common import add_out
 
@@ -28,7 +27,7 @@ def run(args) -> int:
     from flexfmu.targets import export_fmu
     from flexfmu.targets.validate import validate_fmu
 
-    out = Path(args.out)
+    out = args.out
     fmu = out / "yu_chen_2dof.fmu"
     report = export_fmu(build_model(load_arm("yu_chen_2dof")), fmu)
     print(f"exported {fmu} (internal step {report.internal_step:.6g} s, {report.total_s:.1f} s)")

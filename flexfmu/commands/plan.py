@@ -9,7 +9,6 @@ them on the exported FMU against paper 004's quintic computed-torque move
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from flexfmu.commands._common import DeprecatedFlag, UsageError, add_arm, add_out, parse_angles, positive
 
@@ -48,7 +47,7 @@ def torque_limit(text: str | None, joints: int) -> tuple[float, ...] | None:
 
 def run(args) -> int:
     from flexfmu import build_model, load_arm
-    from flexfmu.control.planning import PlanSettings
+    from flexfmu.control.planning import PlanSettings, check_settings
     from flexfmu.harness.plan_check import REQUIRED_REDUCTION, plan_on_fmu
 
     settle = positive("--settle", args.settle)
@@ -56,9 +55,10 @@ def run(args) -> int:
     settings = PlanSettings(start=tuple(parse_angles(args.start, "--from")), goal=tuple(parse_angles(args.goal, "--to")),
                             move_time=args.time, interval=args.interval, elements=args.elements,
                             torque_limit=torque_limit(args.torque_limit, len(model.inputs)))
+    check_settings(model, settings, args.sample_step)
     print(f"planning {model.arm.name}: {settings.start} -> {settings.goal} rad in {settings.move_time} s "
           f"({round(settings.move_time / settings.interval)} intervals of {settings.interval} s), IPOPT:", flush=True)
-    check = plan_on_fmu(model, settings, Path(args.out), settle, args.sample_step)
+    check = plan_on_fmu(model, settings, args.out, settle, args.sample_step)
     if not check.goal_stable_under_held_torque:
         print("warning: the goal is an unstable rest under the held torque (an arm held up against gravity): "
               "the open-loop replay drifts away from it, so use the plan as feedforward with feedback", file=sys.stderr)

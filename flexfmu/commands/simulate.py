@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from flexfmu.commands._common import DeprecatedFlag, add_arm, add_out, parse_assignments, positive
 
@@ -54,7 +53,7 @@ def run(args) -> int:
     result = simulate_reference(model, duration, interval, x0=x0, inputs=lambda t: u)
     wall = time.perf_counter() - start
 
-    out = Path(args.out)
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
     result.to_csv(out / "trajectory.csv")
     plot_simulation(result, model, out / "simulation.png")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 from flexfmu.commands._common import UsageError, add_arm, add_out, positive
 
@@ -50,7 +49,7 @@ def run(args) -> int:
         shown = " ".join(f"{name}={value:.5g}" for name, value in gains.items())
         print(f"  iteration {iteration:3d}/{total}  J = {cost:.6g}  {shown}", flush=True)
 
-    check = tune_on_fmu(model, scenario, names, Path(args.out), weights, args.integrator, args.max_iterations,
+    check = tune_on_fmu(model, scenario, names, args.out, weights, args.integrator, args.max_iterations,
                         progress, announce=lambda text: print(text, flush=True))
     print(f"cost {check.fmu_cost_before:.6g} -> {check.fmu_cost_after:.6g} on the FMU (optimiser: "
           f"{check.predicted_cost_before:.6g} -> {check.predicted_cost_after:.6g}, largest difference "

@@ -148,13 +148,15 @@ def check_output(output: Path) -> None:
 
 def write_atomically(root: Path, output: Path) -> None:
     """Zip the folder ``root`` into ``output``: complete, or not there at all."""
-    output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".part")
     try:
+        output.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(root.rglob("*")):
                 if path.is_file():
                     archive.write(path, path.relative_to(root).as_posix())
         os.replace(partial, output)
+    except OSError as error:
+        raise ExportError(f"cannot write {str(output)!r}: {error.strerror or error}") from None
     finally:
         partial.unlink(missing_ok=True)
