@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COORDINATE_KINDS = ("joint", "rotor", "modal")
+COORDINATE_KINDS = ("joint", "rotor", "modal", "elastic")  # elastic: finite-element global variables (Delta)
 
 # Output groups, in the order the planar chain lists them.
 JOINT_ANGLE, JOINT_RATE = "joint_angle", "joint_rate"      # encoders on the joints
@@ -20,8 +20,14 @@ MODE, MODE_RATE = "mode", "mode_rate"                      # modal coordinates a
 LINK_TIP = "link_tip"                                      # every link's deflected tip
 DEFLECTION = "deflection"                                  # each flexible link's tip deflection
 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
+# parallel robots (the Delta): the platform's position and (small) orientation, and their
+# elastic deviation from the rigid robot's pose
+PLATFORM_POSITION, PLATFORM_ORIENTATION = "platform_position", "platform_orientation"
+ELASTIC_DEVIATION = "elastic_deviation"
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, PLATFORM_POSITION, PLATFORM_ORIENTATION,
+                 ELASTIC_DEVIATION)
+END_EFFECTOR = (TIP_POSITION, PLATFORM_POSITION)  # the groups that give an arm's end-effector position
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
 TORQUE = "torque"
@@ -37,11 +43,15 @@ class Coordinate:
         ``theta[j]``, ``alpha[j]`` or ``f[i,k]``.
     kind : str
         ``"joint"`` (joint angle), ``"rotor"`` (rotor angle of a flexible
-        joint, link side of the gear) or ``"modal"`` (modal coordinate).
+        joint, link side of the gear), ``"modal"`` (modal coordinate) or
+        ``"elastic"`` (a finite-element global variable of a Delta robot:
+        a nodal value, a joint rotation or the platform's small motion).
     link : int
-        The 1-based link (and joint) the coordinate belongs to.
+        The 1-based link (and joint) the coordinate belongs to; for a Delta
+        robot the chain (0 for the platform).
     unit : str
-        ``"rad"`` or ``"m"``.
+        ``"rad"`` or ``"m"``; an elastic nodal slope is ``"1"``, a curvature
+        ``"1/m"``, a twist rate ``"rad/m"``.
     mode : int or None
         The 1-based mode number of a modal coordinate.
     """

@@ -20,6 +20,7 @@ from typing import Protocol
 import casadi as ca
 import numpy as np
 
+from flexfmu.dynamics.delta.graph import DeltaGraph
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.planar import PlanarChain
 from flexfmu.spec.arm import Arm
@@ -54,7 +55,7 @@ class ModelGraph(Protocol):
 
 
 # arm kind (Arm.kind) -> the class of its building blocks
-GRAPHS: dict[str, type] = {"planar": PlanarChain}
+GRAPHS: dict[str, type] = {"planar": PlanarChain, "delta": DeltaGraph}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,197 @@
+"""The Delta robot as a Model's building blocks (the ModelGraph of kind ``delta``).
+
+Coordinates q = [theta; d]: the three motor angles ``theta[i]`` (kind
+``joint``, the paper's phi_1i: rad from the base plane, positive lifting the
+upper link towards the base) and the elastic global variables d
+(:mod:`flexfmu.dynamics.delta.assembly`, kind ``elastic``). Inputs: the motor
+torques ``tau[i]`` on the joint side of the gears, acting on theta[i].
+
+Coupling: one Lagrangian for the whole robot. The elastic displacements are
+superimposed on the rigid motion the motor angles define (the paper's
+kineto-elasto-dynamics) but, unlike the paper's one-way form, the elastic
+motion acts back on the motors: M(q) is the symmetric Hessian of the kinetic
+energy in qd, h follows by automatic differentiation (Lagrange's equations),
+so energy is conserved without damping and M is positive definite. Frozen
+at theta, the elastic equations are the paper's M d'' + C d' + K d = F (eq. 43-44):
+the same element matrices, the Coriolis and centrifugal terms of the rotating
+frames, the inertial and gravity loads; see docs/delta.md.
+
+Dissipation: viscous friction on the motors and Rayleigh damping
+alpha M_dd + beta K_dd on the elastic rates (M_dd the elastic block of M,
+K_dd the elastic stiffness, both at the current pose).
+"""
+
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from flexfmu.dynamics import metadata as md
+from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
+from flexfmu.dynamics.delta.kinematics import Dimensions, forward_kinematics, inverse_kinematics
+from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
+from flexfmu.dynamics.parameters import ParameterSymbols
+from flexfmu.modes.elements import check_approximation
+
+
+def _link_rows(link: str, spec) -> list[Parameter]:
+    what = "upper link (motor A to knee B)" if link == "upper" else "lower link (knee B to platform joint D)"
+    return [
+        Parameter(f"{link}.length", spec.length, "m", f"length of the {what}", tunable=False),
+        Parameter(f"{link}.mass_per_length", spec.density * spec.area, "kg/m", f"mass per length rho A of the {what}"),
+        Parameter(f"{link}.torsion_inertia", spec.density * spec.Ip, "kg.m",
+                  f"rotary inertia of torsion per length rho Ip of the {what}"),
+        Parameter(f"{link}.EA", spec.E * spec.area, "N", f"axial stiffness E A of the {what}"),
+        Parameter(f"{link}.EIy", spec.E * spec.Iy, "N.m2", f"bending stiffness E Iy (bending along z) of the {what}"),
+        Parameter(f"{link}.EIz", spec.E * spec.Iz, "N.m2", f"bending stiffness E Iz (bending along y) of the {what}"),
+        Parameter(f"{link}.GJ", spec.G * spec.J, "N.m2", f"torsional stiffness G J of the {what}"),
+    ]
+
+
+def delta_parameters(arm) -> list[Parameter]:
+    """The ordered parameter table of the Delta robot ``arm`` (a :class:`flexfmu.spec.delta.DeltaArm`)."""
+    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis (Z points down)")
+            for axis, value in zip("xyz", arm.gravity)]
+    rows += [
+        Parameter("base.radius", arm.base_radius, "m", "radius rA of the motor circle", tunable=False),
+        Parameter("platform.radius", arm.platform_radius, "m", "radius rB of the platform joints' circle",
+                  tunable=False),
+    ]
+    rows += _link_rows("upper", arm.upper) + _link_rows("lower", arm.lower)
+    rows += [Parameter("platform.mass", arm.platform.mass, "kg", "mass of the platform (end effector)")]
+    rows += [Parameter(f"platform.inertia.{axis}", value, "kg.m2", f"platform inertia about its centre, {axis} axis")
+             for axis, value in zip("xyz", arm.platform.inertia)]
+    rows += [
+        Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)"),
+        Parameter("motor.gear_ratio", arm.motor.gear_ratio, "1", "gear ratio of each motor (motor turns per link turn)"),
+        Parameter("motor.viscous_friction", arm.motor.viscous_friction, "N.m.s/rad",
+                  "viscous friction of each motor (joint side)"),
+        Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates"),
+        Parameter("damping.beta", arm.elements.rayleigh[1], "s", "Rayleigh damping beta K of the elastic rates"),
+    ]
+    return rows
+
+
+class DeltaGraph:
+    """Symbolic building blocks of a Delta robot (see the module docstring).
+
+    Parameters
+    ----------
+    arm : DeltaArm
+    """
+
+    METHODS = ("energy",)
+
+    def __init__(self, arm):
+        check_approximation(arm.elements.approximation)
+        self.arm = arm
+        self.parameter_table = delta_parameters(arm)
+        self.P = ParameterSymbols(self.parameter_table)
+        self.elastic = elastic_layout(arm.elements.approximation, arm.elements.count)
+        joints = tuple(Coordinate(f"theta[{i}]", "joint", i, "rad") for i in (1, 2, 3))
+        self.layout = joints + self.elastic.records
+        n = len(self.layout)
+        self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
+        self.theta, self.d = self.q[:3], self.q[3:]
+        self.energy = DeltaEnergies(self.elastic, self.P, arm.elements.axial_load)
+        self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
+                       for i in (1, 2, 3)]
+        self._terms = None
+
+    @property
+    def dimensions(self) -> Dimensions:
+        """The dimensions as symbols of p."""
+        return self.energy.dims
+
+    def _lagrangian_terms(self):
+        """(T, V_gravity, V_strain, V_axial), built once."""
+        if self._terms is None:
+            q, qd = self.q, self.qd
+            T = self.energy.kinetic(q[:3], q[3:], qd[:3], qd[3:], q, qd)
+            self._terms = (T, *self.energy.potential(q[:3], q[3:]))
+        return self._terms
+
+    def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
+        """(M, h, B) with M qdd + h = B u by Lagrange's equations through automatic differentiation
+        (``method`` must be ``energy``)."""
+        q, qd, P = self.q, self.qd, self.P
+        T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
+        M, momentum = ca.hessian(T, qd)
+        h = ca.jtimes(momentum, q, qd) - ca.gradient(T, q) + ca.gradient(V_gravity + V_strain + V_axial, q)
+        nd = self.d.numel()
+        d_rate = qd[3:]
+        elastic_momentum = momentum[3:]
+        rayleigh = (P["damping.alpha"] * ca.jtimes(elastic_momentum, d_rate, d_rate)
+                    + P["damping.beta"] * ca.jtimes(ca.gradient(V_strain, self.d), self.d, d_rate))
+        h += ca.vertcat(P["motor.viscous_friction"] * qd[:3], rayleigh)
+        B = ca.vertcat(ca.SX.eye(3), ca.SX(nd, 3))
+        return M, h, B
+
+    def energies(self) -> tuple[ca.SX, ca.SX]:
+        """Kinetic and potential (gravity, strain, axial-load) energy."""
+        T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
+        return T, V_gravity + V_strain + V_axial
+
+    def start_coordinates(self) -> np.ndarray:
+        """q at the arm's home position with undeformed links: the FMU's start values."""
+        dims = Dimensions(self.arm.base_radius, self.arm.platform_radius, self.arm.upper.length,
+                          self.arm.lower.length)
+        theta = np.array(ca.Function("ik", [], [inverse_kinematics(ca.DM(self.arm.home), dims)])()["o0"]).ravel()
+        return np.concatenate([theta, np.zeros(self.d.numel())])
+
+    def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
+        """Motor encoders, the platform's position and orientation and its elastic deviation, in y order."""
+        q, qd = self.q, self.qd
+        rows = []
+
+        def add(name, unit, group, description, expr, link=None):
+            rows.append((Signal(name, unit, group, description, link), expr))
+
+        for i in range(3):
+            add(f"joint[{i + 1}].angle", "rad", md.JOINT_ANGLE, f"angle of motor {i + 1} (upper link from the base "
+                "plane, positive towards the base)", q[i], i + 1)
+            add(f"joint[{i + 1}].rate", "rad/s", md.JOINT_RATE, f"rate of motor {i + 1}", qd[i], i + 1)
+        rigid = forward_kinematics(q[:3], self.dimensions)
+        d = q[3:]
+        for k, axis in enumerate("xyz"):
+            add(f"platform.{axis}", "m", md.PLATFORM_POSITION, f"platform centre {axis} (base frame, Z down)",
+                rigid[k] + d[k])
+        for k, (axis, word) in enumerate(zip("xyz", ("roll", "pitch", "yaw"))):
+            add(f"platform.{word}", "rad", md.PLATFORM_ORIENTATION,
+                f"platform rotation about the base {axis} axis (small angle; the rigid platform does not turn)",
+                d[3 + k])
+        for k, axis in enumerate("xyz"):
+            add(f"deviation.{axis}", "m", md.ELASTIC_DEVIATION,
+                f"elastic deviation of the platform centre along {axis} from the rigid robot's", d[k])
+        for k, (axis, word) in enumerate(zip("xyz", ("roll", "pitch", "yaw"))):
+            add(f"deviation.{word}", "rad", md.ELASTIC_DEVIATION,
+                f"elastic rotation of the platform about {axis}", d[3 + k])
+        signals, exprs = zip(*rows)
+        return list(signals), ca.vertcat(*exprs)
+
+    def structure(self) -> tuple[ca.SX, ca.SX]:
+        """Stiffness K and damping D of the elastic coordinates (and the motors' viscous friction) at the
+        home pose: the Delta's are pose-dependent, the C contract uses them at the current pose."""
+        K, D = self.pose_structure()
+        start = ca.DM(self.start_coordinates())
+        at_home = ca.Function("at_home", [self.q, self.p], [K, D])
+        return at_home(start, self.p)
+
+    def pose_structure(self) -> tuple[ca.SX, ca.SX]:
+        """(K(q), D(q)): elastic stiffness K_dd (strain energy Hessian) and damping alpha M_dd + beta K_dd
+        of the elastic coordinates, with the motors' viscous friction, embedded in q x q."""
+        T, _, V_strain, _ = self._lagrangian_terms()
+        nd = self.d.numel()
+        K_dd = ca.hessian(V_strain, self.d)[0]
+        M_dd = ca.hessian(T, self.qd[3:])[0]
+        P = self.P
+        K = ca.diagcat(ca.SX(3, 3), K_dd)
+        D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3), P["damping.alpha"] * M_dd + P["damping.beta"] * K_dd)
+        assert K.shape == (3 + nd, 3 + nd)
+        return K, D
+
+    def compiled(self, model):
+        """The Functions of the C contract for ``model`` (dense solves of the Delta's small systems)."""
+        from flexfmu.dynamics.delta.compiled import delta_compiled
+
+        return delta_compiled(self, model)
