@@ -36,14 +36,14 @@ def linearise(model: Model, q0=None, p=None, locked=()) -> Linearisation:
     Parameters
     ----------
     q0 : array, optional
-        Configuration (zeros by default: the arm stretched along x).
+        Configuration (the start pose by default: zeros, the arm stretched along x, for serial arms).
     p : array, optional
         Parameters (nominal by default).
     locked : iterable of str
         Coordinate names to hold fixed, e.g. ``["theta[1]"]``.
     """
     n = len(model.coordinates)
-    q0 = np.zeros(n) if q0 is None else np.asarray(q0, float)
+    q0 = model.start_coordinates if q0 is None else np.asarray(q0, float)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     unknown = set(locked) - set(model.coordinates)
     if unknown:
@@ -69,7 +69,7 @@ def natural_frequencies(model: Model, q0=None, p=None, locked=()) -> np.ndarray:
     ----------
     model : Model
     q0 : array, optional
-        Configuration (zeros by default: the arm stretched along x).
+        Configuration (the start pose by default: zeros, the arm stretched along x, for serial arms).
     p : array, optional
         Parameters (nominal by default).
     locked : iterable of str

@@ -53,6 +53,8 @@ class ModelGraph(Protocol):
         """The Functions of the C contract (flexfmu.dynamics.compiled.CompiledDynamics) for ``model``, the
         Model built on this graph."""
 
+    # optional: start_coordinates() -> array, the q an FMU starts from (zeros when absent)
+
 
 # arm kind (Arm.kind) -> the class of its building blocks
 GRAPHS: dict[str, type] = {"planar": PlanarChain, "delta": DeltaGraph}
@@ -124,8 +126,15 @@ class Model:
             p[index[name]] = value
         return p
 
+    @property
+    def start_coordinates(self) -> np.ndarray:
+        """q at the arm's start pose (the FMU's start values): zeros for serial arms, the home position's
+        motor angles and undeformed links for a Delta robot."""
+        start = getattr(self._graph, "start_coordinates", None)
+        return np.zeros(len(self.layout)) if start is None else np.asarray(start(), float)
+
     def coordinates_of(self, kind: str) -> list[int]:
-        """Indices into q of the coordinates of ``kind`` (joint, rotor, modal)."""
+        """Indices into q of the coordinates of ``kind`` (joint, rotor, modal, elastic)."""
         return [k for k, c in enumerate(self.layout) if c.kind == kind]
 
     @property

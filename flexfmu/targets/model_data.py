@@ -43,7 +43,7 @@ def model_data_c(model, guid: str, integrator: str, internal_step: float, consta
         '#include "ffmu_model.h"\n#include "model_functions.h"\n#include "model_directional.h"\n\n',
         _array("double", "parameter_start", [repr(float(v)) for v in model.parameters.values()]),
         _array("int", "parameter_tunable", [str(int(row.tunable)) for row in model.parameter_table]),
-        _array("double", "state_start", ["0.0"] * (2 * nq)),
+        _array("double", "state_start", [repr(float(v)) for v in model.start_coordinates] + ["0.0"] * nq),
         _array("char *const", "parameter_names", [c_string(n) for n in model.parameters]),
         _array("char *const", "state_names", [c_string(n) for n in states]),
         _array("char *const", "input_names", [c_string(n) for n in model.inputs]),

@@ -23,6 +23,8 @@ UNITS = {
     "N.m": {"kg": 1, "m": 2, "s": -2}, "N.m2": {"kg": 1, "m": 3, "s": -2},
     "N.m/rad": {"kg": 1, "m": 2, "s": -2, "rad": -1}, "N.m.s/rad": {"kg": 1, "m": 2, "s": -1, "rad": -1},
     "N.s/m": {"kg": 1, "s": -1},
+    "N": {"kg": 1, "m": 1, "s": -2}, "kg.m": {"kg": 1, "m": 1}, "1/s": {"s": -1}, "s": {"s": 1},
+    "1/m": {"m": -1}, "rad/m": {"rad": 1, "m": -1},
 }
 
 VR_BLOCK = 100_000
@@ -64,9 +66,10 @@ def fmu_variables(model) -> list[Variable]:
                              par.unit, par.description, start=par.value))
     nq = len(model.layout)
     first_state = len(rows) + 1
+    start = model.start_coordinates
     for k, c in enumerate(model.layout):
         rows.append(Variable(c.name, VR_STATE + k, "local", "continuous", c.unit,
-                             f"coordinate {c.name}", start=0.0, initial="exact"))
+                             f"coordinate {c.name}", start=float(start[k]), initial="exact"))
     for k, c in enumerate(model.layout):
         rows.append(Variable(f"der({c.name})", VR_STATE + nq + k, "local", "continuous", c.unit + "/s",
                              f"rate of {c.name}", start=0.0, initial="exact", derivative_of=first_state + k))

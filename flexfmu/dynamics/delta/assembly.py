@@ -42,10 +42,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import casadi as ca
-import numpy as np
-
-from flexfmu.dynamics.delta.geometry import chain_rotation
-from flexfmu.dynamics.delta.kinematics import Dimensions, forward_kinematics, lower_frame, upper_rotation
+from flexfmu.dynamics.delta.geometry import rot_y, rot_z
+from flexfmu.dynamics.delta.kinematics import (
+    Dimensions, chain_frame, forward_kinematics, lower_frame, motor_point, upper_rotation,
+)
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.modes.elements import (
     JOINT_VALUES, NodeLayout, element_integrals, field_shapes, gauss_rule, points_for,
@@ -62,7 +62,10 @@ JOINT_POINTS = ("B", "D")
 
 @dataclass(frozen=True)
 class ElasticLayout:
-    """Where each elastic variable sits in d (0-based positions).
+    """Where each elastic variable sits in d (0-based).
+
+    d = [platform (6); chain 1 (m); chain 2 (m); chain 3 (m)], every chain's block in the same order, so
+    ``values`` and ``joints`` give positions within a chain's block (add :meth:`chain_offset`).
 
     Attributes
     ----------
@@ -72,9 +75,9 @@ class ElasticLayout:
     records : tuple of Coordinate
         The elastic coordinates in d order (kind ``elastic``; link 0 for the platform, else the chain).
     values : dict
-        (chain, link, node, (field, derivative)) -> position of a free nodal value.
+        (link, node, (field, derivative)) -> position of a free nodal value in a chain's block.
     joints : dict
-        (chain, "B" or "D") -> positions of the joint's rotations about t and z_L.
+        "B" or "D" -> positions of the joint's rotations about t and z_L in a chain's block.
     """
 
     approximation: str
@@ -88,6 +91,15 @@ class ElasticLayout:
         return len(self.records)
 
     @property
+    def chain_size(self) -> int:
+        """m, the elastic variables of one chain."""
+        return (self.size - 6) // 3
+
+    def chain_offset(self, chain: int) -> int:
+        """Position in d of the first variable of ``chain`` (0-based)."""
+        return 6 + chain * self.chain_size
+
+    @property
     def node(self) -> NodeLayout:
         return NodeLayout(self.approximation)
 
@@ -95,23 +107,20 @@ class ElasticLayout:
 def elastic_layout(approximation: str, elements: int) -> ElasticLayout:
     """The :class:`ElasticLayout` for ``elements`` elements of ``approximation`` per link."""
     node = NodeLayout(approximation)
+    values, joints, local = {}, {}, []  # local: (name, unit) of one chain's block, with {i} for the chain
+    for link, point in zip(LINKS, JOINT_POINTS):
+        for k in range(elements + 1):
+            for value in node.values:
+                fixed = value in JOINT_VALUES and (k == 0 or (link == "lower" and k == elements))
+                if not fixed:
+                    values[link, k, value] = len(local)
+                    local.append((f"{link}[{{i}}].{VALUE_NAMES[value]}[{k}]", VALUE_UNITS[value]))
+        joints[point] = (len(local), len(local) + 1)
+        local += [(f"{point}[{{i}}].{axis}", "rad") for axis in ("rt", "rz")]
     records = [Coordinate(f"platform.{name}", "elastic", 0, "m" if name[0] == "d" else "rad")
                for name in PLATFORM_NAMES]
-    values, joints = {}, {}
-
-    def add(name, unit, chain):
-        records.append(Coordinate(name, "elastic", chain + 1, unit))
-        return len(records) - 1
-
-    for chain in range(3):
-        for link, point in zip(LINKS, JOINT_POINTS):
-            for k in range(elements + 1):
-                for value in node.values:
-                    fixed = value in JOINT_VALUES and (k == 0 or (link == "lower" and k == elements))
-                    if not fixed:
-                        values[chain, link, k, value] = add(f"{link}[{chain + 1}].{VALUE_NAMES[value]}[{k}]",
-                                                            VALUE_UNITS[value], chain)
-            joints[chain, point] = tuple(add(f"{point}[{chain + 1}].{axis}", "rad", chain) for axis in ("rt", "rz"))
+    records += [Coordinate(name.format(i=chain), "elastic", chain, unit)
+                for chain in (1, 2, 3) for name, unit in local]
     return ElasticLayout(approximation, elements, tuple(records), values, joints)
 
 
@@ -126,7 +135,7 @@ def _translation_rotation(node: NodeLayout, values):
     return ca.vertcat(*get[:3]), ca.vertcat(get[3], -get[5], get[4])
 
 
-def _joint_values(node: NodeLayout, x, r) -> dict:
+def _joint_values(x, r) -> dict:
     """The joint-fixed nodal values for a displacement ``x`` and section rotation ``r`` (link frame)."""
     return dict(zip(JOINT_VALUES, (x[0], x[1], x[2], r[0], r[2], -r[1])))
 
@@ -134,7 +143,8 @@ def _joint_values(node: NodeLayout, x, r) -> dict:
 @dataclass(frozen=True)
 class ChainFrames:
     """One chain's frames and points at a configuration (base frame): motor A, knee B, platform joint D,
-    upper and lower link rotations R_U, R_L, the motor axis t and the lower link's z axis."""
+    upper and lower link rotations R_U, R_L, the motor axis t, the lower link's z axis and D - P, the
+    platform joint relative to the platform's centre."""
 
     A: object
     B: object
@@ -143,45 +153,54 @@ class ChainFrames:
     R_L: object
     t: object
     z_L: object
+    D_offset: object
 
 
-def chain_frames(theta, P, dims: Dimensions) -> list[ChainFrames]:
-    """The three chains' frames for motor angles ``theta`` and the platform centre ``P``."""
-    frames = []
-    for i in range(3):
-        R_L, B, D = lower_frame(i, theta[i], P, dims)
-        A = ca.DM(chain_rotation(i)[:, 0]) * dims.base_radius
-        frames.append(ChainFrames(A, B, D, upper_rotation(i, theta[i]), R_L, ca.DM(chain_rotation(i)[:, 1]),
-                                  R_L[:, 2]))
-    return frames
+def chain_frames(C, angle, P, dims: Dimensions) -> ChainFrames:
+    """The frames of the chain with frame ``C`` (:func:`~flexfmu.dynamics.delta.kinematics.chain_frame`) for its
+    motor angle ``angle`` and the platform centre ``P``."""
+    R_L, B, D = lower_frame(C, angle, P, dims)
+    return ChainFrames(motor_point(C, dims), B, D, upper_rotation(C, angle), R_L, C[:, 1], R_L[:, 2],
+                       C[:, 0] * dims.platform_radius)
 
 
-def link_nodes(layout: ElasticLayout, frames: list[ChainFrames], P, d) -> dict:
-    """{(chain, link): [node value vectors]} in the link frames, as linear maps of the elastic coordinates
-    ``d`` (the paper's S_i, eq. 42), for the chains' ``frames`` and the platform centre ``P``."""
+def chain_frames_from_angles(C, angle, phi2, phi3, dims: Dimensions) -> ChainFrames:
+    """The same frames from the chain's D-H angles (paper 003 eq. 3): motor angle ``angle``, passive angles
+    ``phi2`` (about t, at the knee) and ``phi3`` (about z_L); R_L = C Ry(phi1 + phi2) Rz(phi3)."""
+    R_U = upper_rotation(C, angle)
+    R_L = ca.mtimes([C, rot_y(angle + phi2), rot_z(phi3)])
+    A = motor_point(C, dims)
+    B = A + dims.upper_length * R_U[:, 0]
+    return ChainFrames(A, B, B + dims.lower_length * R_L[:, 0], R_U, R_L, C[:, 1], R_L[:, 2],
+                       C[:, 0] * dims.platform_radius)
+
+
+def chain_nodes(layout: ElasticLayout, f: ChainFrames, platform, local) -> dict:
+    """{link: [node value vectors]} of one chain in its link frames, as linear maps of the platform's six
+    elastic coordinates ``platform`` and the chain's own ``local`` ones (the paper's S_i, eq. 42), for the
+    chain's frames ``f``."""
     node, n = layout.node, layout.elements
-    dP, rot = d[0:3], d[3:6]
+    dP, rot = platform[0:3], platform[3:6]
     nodes = {}
-    for chain, f in enumerate(frames):
-        for link in LINKS:
-            rows = []
-            for k in range(n + 1):
-                given = {}
-                if link == "upper" and k == 0:
-                    given = {value: 0 for value in JOINT_VALUES}
-                elif link == "lower" and k == 0:
-                    x_u, r_u = _translation_rotation(node, nodes[chain, "upper"][n])
-                    a, b = (d[j] for j in layout.joints[chain, "B"])
-                    turn = ca.mtimes(f.R_L.T, f.R_U)
-                    given = _joint_values(node, ca.mtimes(turn, x_u),
-                                          ca.mtimes(turn, r_u) + ca.mtimes(f.R_L.T, a * f.t + b * f.z_L))
-                elif link == "lower" and k == n:
-                    a, b = (d[j] for j in layout.joints[chain, "D"])
-                    x = dP + ca.cross(rot, f.D - P)
-                    given = _joint_values(node, ca.mtimes(f.R_L.T, x), ca.mtimes(f.R_L.T, rot + a * f.t + b * f.z_L))
-                rows.append(ca.vertcat(*[given[value] if value in given else d[layout.values[chain, link, k, value]]
-                                         for value in node.values]))
-            nodes[chain, link] = rows
+    for link in LINKS:
+        rows = []
+        for k in range(n + 1):
+            given = {}
+            if link == "upper" and k == 0:
+                given = {value: 0 for value in JOINT_VALUES}
+            elif link == "lower" and k == 0:
+                x_u, r_u = _translation_rotation(node, nodes["upper"][n])
+                a, b = (local[j] for j in layout.joints["B"])
+                turn = ca.mtimes(f.R_L.T, f.R_U)
+                given = _joint_values(ca.mtimes(turn, x_u),
+                                      ca.mtimes(turn, r_u) + ca.mtimes(f.R_L.T, a * f.t + b * f.z_L))
+            elif link == "lower" and k == n:
+                a, b = (local[j] for j in layout.joints["D"])
+                x = dP + ca.cross(rot, f.D_offset)
+                given = _joint_values(ca.mtimes(f.R_L.T, x), ca.mtimes(f.R_L.T, rot + a * f.t + b * f.z_L))
+            rows.append(ca.vertcat(*[given[value] if value in given else local[layout.values[link, k, value]]
+                                     for value in node.values]))
+        nodes[link] = rows
     return nodes
 
 
@@ -205,7 +224,13 @@ def link_properties(P, link: str) -> LinkProperties:
 
 
 class DeltaEnergies:
-    """Kinetic and potential energy of the flexible Delta robot (see the module docstring).
+    """Kinetic and potential energy of the flexible Delta robot (see the module docstring), chain by chain.
+
+    A chain's energies depend on its motor angle, the platform centre P, the platform's six elastic
+    coordinates and the chain's own: the same function serves the three chains (given their frame C), the
+    Model (P = P(theta), all symbolic) and the frequency analysis (angles as numbers). The element
+    integrals are numbers on the unit element; nodal derivatives are scaled by the (symbolic) element
+    length, so the link lengths stay parameters.
 
     Parameters
     ----------
@@ -214,136 +239,179 @@ class DeltaEnergies:
         Parameter name -> value or symbol (the table of :func:`flexfmu.dynamics.delta.graph.delta_parameters`).
     axial_load : bool
         Whether the axial forces' geometric stiffness enters (section 3.4).
-
-    The element integrals are numbers on the unit element; nodal derivatives are scaled by the
-    (symbolic) element length, so the link lengths stay parameters.
     """
 
     def __init__(self, layout: ElasticLayout, P, axial_load: bool):
         self.layout, self.P, self.axial_load = layout, P, axial_load
         self.dims = Dimensions(P["base.radius"], P["platform.radius"], P["upper.length"], P["lower.length"])
         self.links = {link: link_properties(P, link) for link in LINKS}
-        n, approx = layout.elements, layout.approximation
-        self.rules = {}
-        for link in LINKS:
-            # shapes on the unit element scaled by the symbolic length: x = l xi, d/dx = (1/l) d/dxi
-            xi, w = gauss_rule(points_for(approx, 2), 1.0)
-            self.rules[link] = {
-                "kinetic": (xi, w, field_shapes(approx, 1.0, xi, 0)),
-                "geometric": (xi, w, field_shapes(approx, 1.0, xi, 1)),
-            }
+        approx = layout.approximation
+        xi, w = gauss_rule(points_for(approx, 2), 1.0)
+        self.rule = (xi, w, field_shapes(approx, 1.0, xi, 0), field_shapes(approx, 1.0, xi, 1))
         self.unit = element_integrals(approx, 1.0)
-        self.elements = n
-
-    # ------------------------------------------------------------------ configuration
-
-    def configuration(self, theta, d):
-        """(P, frames, nodes): platform centre, chain frames and link node values at (``theta``, ``d``)."""
-        P = forward_kinematics(theta, self.dims)
-        frames = chain_frames(theta, P, self.dims)
-        return P, frames, link_nodes(self.layout, frames, P, d)
+        self.elements = layout.elements
+        self.gravity = ca.vertcat(*(P[f"gravity.{axis}"] for axis in "xyz"))
 
     def _scaled(self, values, length):
         """Node values of the unit element for an element of ``length``: derivative m scales by length^m."""
-        node = self.layout.node
-        scale = [length ** m for _, m in node.values] * 2
+        scale = [length ** m for _, m in self.layout.node.values] * 2
         return ca.vertcat(*[values[k] * scale[k] for k in range(values.shape[0])])
 
     def _elements(self, nodes):
         """Each element's value vector (first node, then second node)."""
         return [ca.vertcat(nodes[e], nodes[e + 1]) for e in range(self.elements)]
 
-    # ------------------------------------------------------------------ energies
+    def _links(self, f: ChainFrames, nodes):
+        """(link, properties, origin, rotation, element length, element value vectors) of a chain's two links."""
+        for link in LINKS:
+            props = self.links[link]
+            origin, rotation = (f.A, f.R_U) if link == "upper" else (f.B, f.R_L)
+            yield link, props, origin, rotation, props.length / self.elements, self._elements(nodes[link])
+
+    # ------------------------------------------------------------------ one chain
+
+    def _kinetic_points(self, f: ChainFrames, platform, local, z, z_dot):
+        """Yield ("point", mass weight, velocity) of every Gauss point of one chain's links and ("twist",
+        rotary weight, section spin rate) for their torsion, as expressions in ``z`` and ``z_dot``."""
+        nodes = chain_nodes(self.layout, f, platform, local)
+        xi, w, N, _ = self.rule
+        for _, props, o, R, l, elements in self._links(f, nodes):
+            o_dot, R_dot = ca.jtimes(o, z, z_dot), ca.jtimes(R, z, z_dot)
+            spin = ca.mtimes(R.T, R_dot)[2, 1]  # omega_x, the link's rotation rate about its axis
+            for e, values in enumerate(elements):
+                scaled = self._scaled(values, l)
+                rates = ca.jtimes(scaled, z, z_dot)
+                for g in range(len(xi)):
+                    shape = [ca.DM(N[field][:, g]) for field in ("u", "v", "w", "phi")]
+                    local_position = ca.vertcat(*[ca.dot(n, scaled) for n in shape[:3]])
+                    local_rate = ca.vertcat(*[ca.dot(n, rates) for n in shape[:3]])
+                    r = local_position + ca.vertcat((e + xi[g]) * l, 0, 0)
+                    velocity = o_dot + ca.mtimes(R_dot, r) + ca.mtimes(R, local_rate)
+                    yield ("point", w[g] * l * props.mass_per_length, velocity)
+                    yield ("twist", w[g] * l * props.torsion_inertia, spin + ca.dot(shape[3], rates))
+
+    def chain_kinetic(self, f: ChainFrames, platform, local, z, z_dot):
+        """Kinetic energy of one chain's two links (its frames ``f``, the platform's and the chain's elastic
+        coordinates ``platform`` and ``local``); ``z`` and ``z_dot`` are the symbols these depend on and
+        their rates (for the time derivatives)."""
+        total = 0
+        for kind, weight, rate in self._kinetic_points(f, platform, local, z, z_dot):
+            total += 0.5 * weight * (ca.sumsqr(rate) if kind == "point" else rate**2)
+        return total
+
+    def chain_lagrange_terms(self, f: ChainFrames, platform, local, z, z_dot):
+        """(M_z, c_z): one chain's kinetic energy T as M_z(z) and the Lagrange terms
+        c_z = d/dt(dT/dz') - dT/dz - M_z z'' (arguments as for :meth:`chain_kinetic`).
+
+        Kane's form for the material points (exact: a point's velocity v = A(z) z' is the time derivative of
+        its position, so its terms are m A'A and m A' dA/dt z'), automatic differentiation for the
+        sections' spin (not the derivative of an angle): the same equations as differentiating
+        :meth:`chain_kinetic`, in less arithmetic."""
+        n = z.numel()
+        M, c, spin_energy = ca.SX(n, n), ca.SX(n, 1), 0
+        for kind, weight, rate in self._kinetic_points(f, platform, local, z, z_dot):
+            if kind == "point":
+                A = ca.jacobian(rate, z_dot)
+                M += weight * ca.mtimes(A.T, A)
+                c += weight * ca.mtimes(A.T, ca.jtimes(rate, z, z_dot))
+            else:
+                spin_energy += 0.5 * weight * rate**2
+        M_spin, momentum = ca.hessian(spin_energy, z_dot)
+        return M + M_spin, c + ca.jtimes(momentum, z, z_dot) - ca.gradient(spin_energy, z)
+
+    def chain_potential(self, f: ChainFrames, platform, local, tension):
+        """(gravity, strain, axial) potential energies of one chain's links (arguments as for
+        :meth:`chain_kinetic`); ``tension`` is the lower link's static axial force f of :meth:`tensions`
+        (unused without ``axial_load``), and ``axial`` is then 1/2 int N(s) (v'^2 + w'^2) ds (eq. 34) with
+        the links' static axial forces N."""
+        nodes = chain_nodes(self.layout, f, platform, local)
+        g, unit = self.gravity, self.unit
+        xi, w, _, N1 = self.rule
+        forces = self._axial_forces(f, tension)
+        gravity, strain, axial = 0, 0, 0
+        for link, props, o, R, l, elements in self._links(f, nodes):
+            g_local = ca.mtimes(R.T, g)
+            for e, values in enumerate(elements):
+                scaled = self._scaled(values, l)
+                # int over the element of p(s) = o + R ((s0 + x) e_x + N delta)
+                centre = o * l + ca.mtimes(R, ca.vertcat((e + 0.5) * l * l, 0, 0))
+                gravity -= props.mass_per_length * (ca.dot(g, centre)
+                                                    + l * ca.dot(g_local, ca.mtimes(ca.DM(unit.first_moment), scaled)))
+                strain += 0.5 * (props.EA / l * ca.bilin(ca.DM(unit.axial), scaled, scaled)
+                                 + props.EIz / l**3 * ca.bilin(ca.DM(unit.bending_v), scaled, scaled)
+                                 + props.EIy / l**3 * ca.bilin(ca.DM(unit.bending_w), scaled, scaled)
+                                 + props.GJ / l * ca.bilin(ca.DM(unit.torsion), scaled, scaled))
+                if self.axial_load:
+                    root, slope = forces[link]
+                    for k in range(len(xi)):
+                        dv, dw = (ca.dot(ca.DM(N1[field][:, k]), scaled) / l for field in ("v", "w"))
+                        axial += 0.5 * w[k] * l * (root + slope * (e + xi[k]) * l) * (dv**2 + dw**2)
+        return gravity, strain, axial
+
+    def _axial_forces(self, f: ChainFrames, tension) -> dict:
+        """{link: (axial force at s = 0, its change per metre)} of one chain under gravity, the lower link
+        carrying ``tension`` along x_L plus half its weight at each end, the upper link that load at its tip
+        plus its own weight."""
+        lower, upper, g = self.links["lower"], self.links["upper"], self.gravity
+        x_L, x_U = f.R_L[:, 0], f.R_U[:, 0]
+        along_lower = ca.dot(g, x_L) * lower.mass_per_length
+        at_knee = tension * x_L + 0.5 * lower.mass_per_length * lower.length * g
+        along_upper = ca.dot(g, x_U) * upper.mass_per_length
+        return {"lower": (tension + along_lower * lower.length / 2, -along_lower),
+                "upper": (ca.dot(at_knee, x_U) + along_upper * upper.length, -along_upper)}
+
+    def tensions(self, theta, P):
+        """Static axial forces f_i (N, tension positive) of the three lower links of the rigid robot under
+        gravity with the platform at ``P``: the lower links pass no bending moment (Hooke joints), so they
+        carry f_i along x_L,i plus half their weight at each end, and the platform's balance
+        sum_i f_i x_L,i = (m_P + 3 m_2 / 2) g gives the f_i (paper 003's P_r at rest)."""
+        lower = self.links["lower"]
+        m2 = lower.mass_per_length * lower.length
+        directions = ca.horzcat(*(lower_frame(chain_frame(i), theta[i], P, self.dims)[0][:, 0] for i in range(3)))
+        return ca.solve(directions, (self.P["platform.mass"] + 1.5 * m2) * self.gravity)
+
+    # ------------------------------------------------------------------ platform and motors
+
+    def platform_kinetic(self, P_rate, platform_rate):
+        """Kinetic energy of the platform: velocity ``P_rate`` of its rigid centre plus the elastic rates
+        ``platform_rate`` (3 translations, 3 small rotations)."""
+        inertia = ca.vertcat(*(self.P[f"platform.inertia.{axis}"] for axis in "xyz"))
+        return (0.5 * self.P["platform.mass"] * ca.sumsqr(P_rate + platform_rate[0:3])
+                + 0.5 * ca.dot(inertia, platform_rate[3:6] ** 2))
+
+    def platform_gravity(self, P, platform):
+        """Gravity potential of the platform at the rigid centre ``P`` displaced by ``platform``."""
+        return -self.P["platform.mass"] * ca.dot(self.gravity, P + platform[0:3])
+
+    def rotor_kinetic(self, theta_rate):
+        """Kinetic energy of the three motors' rotors, gear ratio^2 rotor inertia each."""
+        return 0.5 * self.P["motor.gear_ratio"] ** 2 * self.P["motor.rotor_inertia"] * ca.sumsqr(theta_rate)
+
+    # ------------------------------------------------------------------ the whole robot
+
+    def split(self, d):
+        """(platform, [chain blocks]) of the elastic vector ``d``."""
+        m = self.layout.chain_size
+        return d[0:6], [d[6 + i * m:6 + (i + 1) * m] for i in range(3)]
 
     def kinetic(self, theta, d, theta_dot, d_dot, q, q_dot):
-        """Kinetic energy at (``theta``, ``d``) with rates (``theta_dot``, ``d_dot``); ``q`` and ``q_dot`` are the
-        symbols the configuration depends on (for the time derivatives of frames and nodal values)."""
-        P, frames, nodes = self.configuration(theta, d)
-        total = 0
-        for chain, f in enumerate(frames):
-            for link in LINKS:
-                props = self.links[link]
-                R = f.R_U if link == "upper" else f.R_L
-                o = f.A if link == "upper" else f.B
-                o_dot, R_dot = ca.jtimes(o, q, q_dot), ca.jtimes(R, q, q_dot)
-                spin = ca.mtimes(R.T, R_dot)[2, 1]  # omega_x, the link's rotation rate about its axis
-                l = props.length / self.elements
-                xi, w, N = self.rules[link]["kinetic"]
-                for e, values in enumerate(self._elements(nodes[chain, link])):
-                    scaled = self._scaled(values, l)
-                    rates = ca.jtimes(scaled, q, q_dot)
-                    for g in range(len(xi)):
-                        s = (e + xi[g]) * l
-                        local = ca.vertcat(*[ca.dot(ca.DM(N[field][:, g]), scaled) for field in ("u", "v", "w")])
-                        local_rate = ca.vertcat(*[ca.dot(ca.DM(N[field][:, g]), rates) for field in ("u", "v", "w")])
-                        twist = ca.dot(ca.DM(N["phi"][:, g]), rates)
-                        r = local + ca.vertcat(s, 0, 0)
-                        velocity = o_dot + ca.mtimes(R_dot, r) + ca.mtimes(R, local_rate)
-                        total += 0.5 * w[g] * l * (props.mass_per_length * ca.sumsqr(velocity)
-                                                   + props.torsion_inertia * (spin + twist) ** 2)
-        v_P = ca.jtimes(P, q, q_dot) + d_dot[0:3]
-        rot_rate = d_dot[3:6]
-        inertia = ca.vertcat(*(self.P[f"platform.inertia.{axis}"] for axis in "xyz"))
-        total += 0.5 * self.P["platform.mass"] * ca.sumsqr(v_P) + 0.5 * ca.dot(inertia, rot_rate**2)
-        rotor = self.P["motor.gear_ratio"] ** 2 * self.P["motor.rotor_inertia"]
-        return total + 0.5 * rotor * ca.sumsqr(theta_dot)
-
-    def axial_forces(self, frames, g):
-        """Static axial forces (N, tension positive) of the rigid robot under gravity ``g``, as functions of the
-        position s along each link: {(chain, link): (force at s = 0, change per metre)}.
-
-        The lower link i carries f_i along x_L plus half its weight at each end (its Hooke joints pass no
-        bending moment), so the platform's balance sum_i f_i x_L,i = (m_P + 3 m_2 / 2) g gives the f_i;
-        the upper link carries the lower link's end force and its own weight. This is paper 003's P(x)
-        (eq. 35) of the robot at rest: the load P_r from the next body plus the link's own weight.
-        """
-        lower, upper = self.links["lower"], self.links["upper"]
-        m2 = lower.mass_per_length * lower.length
-        directions = ca.horzcat(*(f.R_L[:, 0] for f in frames))
-        tension = ca.solve(directions, (self.P["platform.mass"] + 1.5 * m2) * g)
-        forces = {}
-        for chain, f in enumerate(frames):
-            x_L, x_U = f.R_L[:, 0], f.R_U[:, 0]
-            along_lower = ca.dot(g, x_L) * lower.mass_per_length
-            forces[chain, "lower"] = (tension[chain] + along_lower * lower.length / 2, -along_lower)
-            at_knee = tension[chain] * x_L + 0.5 * m2 * g
-            along_upper = ca.dot(g, x_U) * upper.mass_per_length
-            forces[chain, "upper"] = (ca.dot(at_knee, x_U) + along_upper * upper.length, -along_upper)
-        return forces
+        """Kinetic energy of the robot at (``theta``, ``d``) with rates (``theta_dot``, ``d_dot``); ``q`` and
+        ``q_dot`` are the symbols the configuration depends on and their rates."""
+        P = forward_kinematics(theta, self.dims)
+        platform, chains = self.split(d)
+        total = self.platform_kinetic(ca.jtimes(P, q, q_dot), d_dot[0:6]) + self.rotor_kinetic(theta_dot)
+        for i, local in enumerate(chains):
+            total += self.chain_kinetic(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local, q, q_dot)
+        return total
 
     def potential(self, theta, d):
-        """(gravity, strain, axial) potential energies at (``theta``, ``d``).
-
-        ``axial`` (0 without ``axial_load``) is 1/2 int N(s) (v'^2 + w'^2) ds (eq. 34) with N the static axial
-        force of :meth:`axial_forces` at the pose ``theta``: the geometric stiffness of the weights' prestress.
-        """
-        P, frames, nodes = self.configuration(theta, d)
-        g = ca.vertcat(*(self.P[f"gravity.{axis}"] for axis in "xyz"))
-        gravity = -self.P["platform.mass"] * ca.dot(g, P + d[0:3])
-        strain, axial = 0, 0
-        unit = self.unit
-        forces = self.axial_forces(frames, g) if self.axial_load else None
-        for chain, f in enumerate(frames):
-            for link in LINKS:
-                props = self.links[link]
-                R = f.R_U if link == "upper" else f.R_L
-                o = f.A if link == "upper" else f.B
-                l = props.length / self.elements
-                g_local = ca.mtimes(R.T, g)
-                for e, values in enumerate(self._elements(nodes[chain, link])):
-                    scaled = self._scaled(values, l)
-                    # int over the element of p(s) = o + R ((s0 + x) e_x + N delta)
-                    centre = o * l + ca.mtimes(R, ca.vertcat((e + 0.5) * l * l, 0, 0))
-                    gravity -= props.mass_per_length * (ca.dot(g, centre)
-                                                        + l * ca.dot(g_local, ca.mtimes(ca.DM(unit.first_moment), scaled)))
-                    strain += 0.5 * (props.EA / l * ca.bilin(ca.DM(unit.axial), scaled, scaled)
-                                     + props.EIz / l**3 * ca.bilin(ca.DM(unit.bending_v), scaled, scaled)
-                                     + props.EIy / l**3 * ca.bilin(ca.DM(unit.bending_w), scaled, scaled)
-                                     + props.GJ / l * ca.bilin(ca.DM(unit.torsion), scaled, scaled))
-                    if forces is not None:
-                        root, slope = forces[chain, link]
-                        xi, w, N1 = self.rules[link]["geometric"]
-                        for k in range(len(xi)):
-                            dv, dw = (ca.dot(ca.DM(N1[field][:, k]), scaled) / l for field in ("v", "w"))
-                            axial += 0.5 * w[k] * l * (root + slope * (e + xi[k]) * l) * (dv**2 + dw**2)
+        """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``)."""
+        P = forward_kinematics(theta, self.dims)
+        platform, chains = self.split(d)
+        tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
+        gravity, strain, axial = self.platform_gravity(P, platform), 0, 0
+        for i, local in enumerate(chains):
+            parts = self.chain_potential(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,
+                                         tensions[i])
+            gravity, strain, axial = gravity + parts[0], strain + parts[1], axial + parts[2]
         return gravity, strain, axial

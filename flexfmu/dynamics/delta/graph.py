@@ -28,7 +28,7 @@ import numpy as np
 
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
-from flexfmu.dynamics.delta.kinematics import Dimensions, forward_kinematics, inverse_kinematics
+from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes.elements import check_approximation
@@ -97,6 +97,7 @@ class DeltaGraph:
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
         self._terms = None
+        self._dynamics = None
 
     @property
     def dimensions(self) -> Dimensions:
@@ -114,6 +115,8 @@ class DeltaGraph:
     def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
         """(M, h, B) with M qdd + h = B u by Lagrange's equations through automatic differentiation
         (``method`` must be ``energy``)."""
+        if self._dynamics is not None:
+            return self._dynamics
         q, qd, P = self.q, self.qd, self.P
         T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
         M, momentum = ca.hessian(T, qd)
@@ -125,7 +128,8 @@ class DeltaGraph:
                     + P["damping.beta"] * ca.jtimes(ca.gradient(V_strain, self.d), self.d, d_rate))
         h += ca.vertcat(P["motor.viscous_friction"] * qd[:3], rayleigh)
         B = ca.vertcat(ca.SX.eye(3), ca.SX(nd, 3))
-        return M, h, B
+        self._dynamics = (M, h, B)
+        return self._dynamics
 
     def energies(self) -> tuple[ca.SX, ca.SX]:
         """Kinetic and potential (gravity, strain, axial-load) energy."""
@@ -136,8 +140,7 @@ class DeltaGraph:
         """q at the arm's home position with undeformed links: the FMU's start values."""
         dims = Dimensions(self.arm.base_radius, self.arm.platform_radius, self.arm.upper.length,
                           self.arm.lower.length)
-        theta = np.array(ca.Function("ik", [], [inverse_kinematics(ca.DM(self.arm.home), dims)])()["o0"]).ravel()
-        return np.concatenate([theta, np.zeros(self.d.numel())])
+        return np.concatenate([DeltaKinematics(dims).inverse(self.arm.home), np.zeros(self.d.numel())])
 
     def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
         """Motor encoders, the platform's position and orientation and its elastic deviation, in y order."""
@@ -178,16 +181,17 @@ class DeltaGraph:
         return at_home(start, self.p)
 
     def pose_structure(self) -> tuple[ca.SX, ca.SX]:
-        """(K(q), D(q)): elastic stiffness K_dd (strain energy Hessian) and damping alpha M_dd + beta K_dd
-        of the elastic coordinates, with the motors' viscous friction, embedded in q x q."""
-        T, _, V_strain, _ = self._lagrangian_terms()
-        nd = self.d.numel()
-        K_dd = ca.hessian(V_strain, self.d)[0]
-        M_dd = ca.hessian(T, self.qd[3:])[0]
+        """(K(q), D(q)) embedded in q x q: the elastic stiffness (Hessian of the strain and axial-load energy
+        in d) and the damping alpha M_dd + beta K_dd of the elastic rates (K_dd of the strain energy), with
+        the motors' viscous friction."""
+        _, _, V_strain, V_axial = self._lagrangian_terms()
+        M = self.dynamics("energy")[0]
+        K_strain = ca.hessian(V_strain, self.d)[0]
+        K_dd = K_strain + ca.hessian(V_axial, self.d)[0] if self.arm.elements.axial_load else K_strain
         P = self.P
         K = ca.diagcat(ca.SX(3, 3), K_dd)
-        D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3), P["damping.alpha"] * M_dd + P["damping.beta"] * K_dd)
-        assert K.shape == (3 + nd, 3 + nd)
+        D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
+                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K_strain)
         return K, D
 
     def compiled(self, model):

@@ -54,30 +54,38 @@ class Dimensions:
     lower_length: object
 
 
-def motor_point(i: int, dims: Dimensions):
-    """A_i, the motor of chain ``i`` (0-based)."""
-    return ca.DM(chain_rotation(i)[:, 0]) * dims.base_radius
+def chain_frame(i: int):
+    """C_i = Rz(theta_i) of chain ``i`` (0-based) as a CasADi matrix: x from O towards the motor A_i, y the
+    motor axis t_i. The functions below take C so one symbolic template serves all three chains."""
+    return ca.DM(chain_rotation(i))
 
 
-def upper_rotation(i: int, angle):
-    """R_U = Rz(theta_i) Ry(phi1) of chain ``i`` with motor angle ``angle``; x along A -> B, y the motor axis."""
-    return ca.mtimes(ca.DM(chain_rotation(i)), rot_y(angle))
+def motor_point(C, dims: Dimensions):
+    """A, the motor of the chain with frame ``C``."""
+    return C[:, 0] * dims.base_radius
 
 
-def knee(i: int, angle, dims: Dimensions):
-    """B_i for the motor angle ``angle`` of chain ``i``."""
-    return motor_point(i, dims) + dims.upper_length * upper_rotation(i, angle)[:, 0]
+def upper_rotation(C, angle):
+    """R_U = C Ry(phi1) of the chain with frame ``C`` and motor angle ``angle``; x along A -> B, y the motor
+    axis."""
+    return ca.mtimes(C, rot_y(angle))
 
 
-def platform_joint_offset(i: int, dims: Dimensions):
-    """D_i - P: the platform joint of chain ``i`` relative to the platform's centre."""
-    return ca.DM(chain_rotation(i)[:, 0]) * dims.platform_radius
+def knee(C, angle, dims: Dimensions):
+    """B for the motor angle ``angle`` of the chain with frame ``C``."""
+    return motor_point(C, dims) + dims.upper_length * upper_rotation(C, angle)[:, 0]
+
+
+def platform_joint_offset(C, dims: Dimensions):
+    """D - P: the platform joint of the chain with frame ``C`` relative to the platform's centre."""
+    return C[:, 0] * dims.platform_radius
 
 
 def forward_kinematics(theta, dims: Dimensions):
     """P(theta): the platform centre for the three motor angles ``theta`` (sphere intersection, below the
     motors). NaN where the spheres do not meet."""
-    c1, c2, c3 = (knee(i, theta[i], dims) - platform_joint_offset(i, dims) for i in range(3))
+    c1, c2, c3 = (knee(C, theta[i], dims) - platform_joint_offset(C, dims)
+                  for i, C in enumerate(map(chain_frame, range(3))))
     ex = unit(c2 - c1)
     i_ = ca.dot(ex, c3 - c1)
     ey = unit(c3 - c1 - i_ * ex)
@@ -90,11 +98,6 @@ def forward_kinematics(theta, dims: Dimensions):
     return c1 + x * ex + y * ey + ca.sign(ez[2]) * height * ez
 
 
-def chain_coordinates(i: int, P):
-    """(x, y, z) = Rz(-theta_i) P, the platform centre in chain ``i``'s frame."""
-    return ca.mtimes(ca.DM(chain_rotation(i).T), P)
-
-
 def inverse_kinematics(P, dims: Dimensions):
     """The three motor angles (rad) that put the platform centre at ``P``, elbow out. NaN where a chain
     cannot reach ``P``."""
@@ -102,7 +105,7 @@ def inverse_kinematics(P, dims: Dimensions):
     L1, L2 = dims.upper_length, dims.lower_length
     angles = []
     for i in range(3):
-        x, y, z = ca.vertsplit(chain_coordinates(i, P))
+        x, y, z = ca.vertsplit(ca.mtimes(chain_frame(i).T, P))
         l, m = 2 * L1 * (r - x), 2 * L1 * z
         n = L2**2 - L1**2 - (x - r) ** 2 - y**2 - z**2
         base, spread = ca.atan2(m, l), ca.acos(n / ca.sqrt(l**2 + m**2))
@@ -112,13 +115,14 @@ def inverse_kinematics(P, dims: Dimensions):
     return ca.vertcat(*angles)
 
 
-def lower_frame(i: int, angle, P, dims: Dimensions):
-    """(R_L, B, D) of chain ``i`` with motor angle ``angle`` and the platform at ``P``: the lower link frame
-    (x along B -> D, z perpendicular to the motor axis t_i and the link), the knee and the platform joint."""
-    B = knee(i, angle, dims)
-    D = P + platform_joint_offset(i, dims)
+def lower_frame(C, angle, P, dims: Dimensions):
+    """(R_L, B, D) of the chain with frame ``C``, motor angle ``angle`` and the platform at ``P``: the lower
+    link frame (x along B -> D, z perpendicular to the motor axis and the link), the knee and the platform
+    joint."""
+    B = knee(C, angle, dims)
+    D = P + platform_joint_offset(C, dims)
     x = unit(D - B)
-    z = unit(ca.cross(x, ca.DM(chain_rotation(i)[:, 1])))
+    z = unit(ca.cross(x, C[:, 1]))
     return ca.horzcat(x, ca.cross(z, x), z), B, D
 
 
@@ -186,9 +190,10 @@ class DeltaKinematics:
         dims = self.dims
         lines, paths = [], []
         for i in range(3):
-            B = np.array(knee(i, theta[i], dims)).ravel()
-            link = P + np.array(platform_joint_offset(i, dims)).ravel() - B
-            R = np.array(upper_rotation(i, theta[i]))
+            C = chain_frame(i)
+            B = np.array(knee(C, theta[i], dims)).ravel()
+            link = P + np.array(platform_joint_offset(C, dims)).ravel() - B
+            R = np.array(upper_rotation(C, theta[i]))
             knee_velocity = dims.upper_length * np.cross(R[:, 1], R[:, 0])
             lines.append(link / np.linalg.norm(link))
             paths.append(abs(lines[-1] @ knee_velocity) / np.linalg.norm(knee_velocity))

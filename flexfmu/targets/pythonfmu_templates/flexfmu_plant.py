@@ -70,7 +70,7 @@ class FlexfmuPlant(Fmi2Slave):
         )
         model = flexfmu.build_model(flexfmu.load_arm(Path(self.resources) / config["arm"]))
         n = len(model.coordinates)
-        self._x = np.zeros(2 * n)
+        self._x = np.concatenate([model.start_coordinates, np.zeros(n)])
         self._u = np.zeros(len(model.inputs))
         self._p = model.nominal_parameters
         self._step = held_input_integrator(model, config["rtol"], config["atol"])
