@@ -94,8 +94,10 @@ def run(args) -> int:
     model = build_model(load_arm(arm_file))
     report = export(model, args.output, settings, name, arm_file)
     details = [name]
+    if "interface" in target.settings:
+        details.append(settings.interface)
     if report.internal_step is not None:
-        details += [settings.interface, f"{report.integrator}, internal step {report.internal_step:.6g} s",
+        details += [f"{report.integrator}, internal step {report.internal_step:.6g} s",
                     f"highest frequency {report.omega_max:.1f} rad/s"]
     timing = f" (codegen {report.codegen_s:.2f} s, compile {report.compile_s:.2f} s)" if report.compile_s else ""
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")

@@ -6,8 +6,9 @@ a controller that ignores its measurements). The plant is either a
 co-simulation FMU stepped with doStep, or a model-exchange FMU integrated by
 FMPy's CVode and restarted at each sample, because the held input jumps
 there; FMI 2.0 and FMI 3.0 FMUs run the same way (an FMI 3 instance is driven
-through the FMI 2 method names, see :class:`Fmi3AsFmi2`). The result is a labelled Result sampled on the grid, so it compares
-directly with the reference (``flexfmu.harness.reference``).
+through the FMI 2 method names, see :class:`Fmi3AsFmi2`). The result is a
+labelled Result sampled on the grid, so it compares directly with the
+reference (``flexfmu.harness.reference``).
 
 Every FMU is extracted into a temporary folder that is removed when the run
 ends, whatever happens.

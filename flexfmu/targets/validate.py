@@ -163,7 +163,8 @@ def _check_build(sources: Path, identifier: str, result: Validation) -> None:
                     ["cmake", "--build", str(build)]):
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            result.problems.append(f"the shipped sources do not build: {' '.join(command)}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+            result.problems.append(f"the shipped sources do not build: {' '.join(command)}\n"
+                                   f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
             return
     if not any(build.glob(f"{identifier}.*")):
         result.problems.append(f"the shipped sources built no library named {identifier}")
