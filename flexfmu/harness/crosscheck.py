@@ -107,11 +107,12 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
             "runs": seconds, "comparisons": [c.as_dict() for c in comparisons], "plot": plot}
 
 
-def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None) -> dict:
-    """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``; ``duration``, when
-    given, overrides every scenario's duration (s). Returns the report as a dict."""
+def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None, runs=RUNS) -> dict:
+    """Run every (arm file, scenario) case of ``cases`` with the ``runs`` of :data:`RUNS` and write the report
+    into ``out``; ``duration``, when given, overrides every scenario's duration (s). Returns the report as a
+    dict."""
     start = time.perf_counter()
-    results = [run_case(arm_path, scenario, out, duration) for arm_path, scenario in cases]
+    results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
     return write_report(out, results, time.perf_counter() - start)
 
 

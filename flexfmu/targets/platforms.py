@@ -90,7 +90,8 @@ def host_platform() -> str:
 
 
 def parse_platforms(text: str) -> tuple[str, ...]:
-    """``"linux64,win64"`` -> ("linux64", "win64"); an ExportError names an unknown or repeated entry."""
+    """The platform names in ``text`` (``"linux64,win64"`` -> ("linux64", "win64")); an ExportError names an
+    unknown or repeated entry."""
     names = tuple(part.strip() for part in text.split(","))
     unknown = [name for name in names if name not in PLATFORMS]
     if unknown or not names or len(set(names)) != len(names):
