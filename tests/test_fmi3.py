@@ -61,7 +61,8 @@ def test_fmpy_and_flexfmu_validate_the_fmi3_fmu(fmus):
     if shutil.which("x86_64-w64-mingw32-gcc"):
         assert f"binaries/x86_64-windows/{ARM}.dll" in names
     # the FMI 2.0 FMU's variables, value references and start values, plus the independent variable
-    fmi2_vars = {v.name: (v.valueReference, v.start) for v in fmpy.read_model_description(str(fmi2.path)).modelVariables}
+    fmi2_md = fmpy.read_model_description(str(fmi2.path))
+    fmi2_vars = {v.name: (v.valueReference, v.start) for v in fmi2_md.modelVariables}
     fmi3_vars = {v.name: (v.valueReference, v.start) for v in md.modelVariables}
     assert fmi3_vars.pop("time") == (0, None)
     assert {n: (vr, None if s is None else float(s)) for n, (vr, s) in fmi3_vars.items()} == \

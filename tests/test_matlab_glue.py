@@ -124,8 +124,8 @@ def test_octave_stepping_the_mex_reproduces_the_fmu_trajectory(built, tmp_path):
 @needs_octave
 def test_mex_dynamics_info_and_errors_agree_with_the_model(built):
     """'forward_dynamics' and 'mass_matrix' match the Model's CasADi functions at a random state; 'info'
-    lists every name with the unit the FMU declares; a step that is no multiple of the internal step and a wrong vector are
-    errors that say so."""
+    lists every name with the unit the FMU declares; a step that is no multiple of the internal step and a
+    wrong vector are errors that say so."""
     folder, fmu, _ = built
     model = example_model(ARM)
     nq = len(model.coordinates)
