@@ -21,3 +21,26 @@ def example_model(name: str, method: str = "closed_form"):
 @pytest.fixture(params=EXAMPLE_ARMS)
 def arm_name(request) -> str:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def wine():
+    """``run(args) -> CompletedProcess``: runs a Windows program under Wine (64-bit, headless, quiet),
+    in one Wine prefix for the whole test session, created on first use and removed at the end."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("wine") is None or shutil.which("wineboot") is None:
+        pytest.skip("Wine is not installed (scripts/install-tools.sh installs it)")
+    prefix = tempfile.mkdtemp(prefix="flexfmu-wine-")
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    env.update(WINEPREFIX=prefix, WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+    try:
+        subprocess.run(["wineboot", "--init"], env=env, capture_output=True, timeout=600, check=True)
+        yield lambda args: subprocess.run(["wine", *map(str, args)], env=env, capture_output=True, text=True,
+                                          timeout=600)
+    finally:
+        subprocess.run(["wineserver", "-k"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(prefix, ignore_errors=True)

@@ -75,8 +75,9 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     assert data == json.loads(json.dumps(report))
     markdown = (tmp_path / "report.md").read_text()
     (case,) = data["cases"]
-    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
-    assert len(case["comparisons"]) == 6 * len(load_scenario("bang_bang").compared(example_model("subudhi_morris_2link")))
+    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me", "pythonfmu-cs"}
+    compared = load_scenario("bang_bang").compared(example_model("subudhi_morris_2link"))
+    assert len(case["comparisons"]) == 15 * len(compared)  # every pair of the six runs
     for c in case["comparisons"]:
         assert f"| {c['first']} vs {c['second']} | {c['output']} | {c['max_abs']:.3e} |" in markdown
     assert (tmp_path / case["plot"]).stat().st_size > 20_000

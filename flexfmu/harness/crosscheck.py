@@ -1,10 +1,12 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
-Runs: the CasADi reference (CVODES, rtol 1e-10), the native C FMU through
-co-simulation and through model exchange (FMPy's CVode), the Python-backed
-FMU (co-simulation) and, for closed-loop scenarios, the native FMU driven by
-the scenario's controller exported as an FMU. Every pair is compared on the
-scenario's outputs; the report says which comparisons pass.
+Runs: the CasADi reference (CVODES, rtol 1e-10), the native C FMU (FMI 2.0)
+through co-simulation and through model exchange (FMPy's CVode), the same
+model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU
+(co-simulation) and, for closed-loop scenarios, the native FMU driven by the
+scenario's controller exported as an FMU. Every pair is compared on the
+scenario's outputs; the report says which comparisons pass. The FMUs are
+built for this machine only: they run here.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from flexfmu.harness.progress import Progress
 from flexfmu.harness.reference import reference_run
 from flexfmu.harness.report import plot_file, plot_runs, write_report
 from flexfmu.harness.runner import FmuController, run_fmu
-from flexfmu.targets import export_fmu
+from flexfmu.targets import ExportSettings, export
+from flexfmu.targets.platforms import host_platform
 from flexfmu.targets.pythonfmu import export_controller_fmu, export_pythonfmu
 
-RUNS = ("reference", "native-cs", "native-me", "pythonfmu-cs", "controller-fmu")
+RUNS = ("reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me", "pythonfmu-cs", "controller-fmu")
+# run -> (FMU target, interface) of the native runs
+NATIVE_RUNS = {"native-cs": ("fmi2", "cs"), "native-me": ("fmi2", "me"), "fmi3-cs": ("fmi3", "cs"),
+               "fmi3-me": ("fmi3", "me")}
 
 
 def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = None,
@@ -74,12 +80,15 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
         seconds[name] = time.perf_counter() - began
 
     timed("reference", lambda pr: reference_run(model, scenario, controller, progress=pr))
-    native = fmus / f"{arm.name}.fmu"
-    if {"native-cs", "native-me", "controller-fmu"} & set(runs):
-        export_fmu(fmu_model, native)
-    for name, interface in (("native-cs", "cs"), ("native-me", "me")):
+    native = {"fmi2": fmus / f"{arm.name}.fmu", "fmi3": fmus / f"{arm.name}_fmi3.fmu"}
+    here = ExportSettings(platforms=(host_platform(),))
+    targets = {NATIVE_RUNS[name][0] for name in runs if name in NATIVE_RUNS}
+    for target in sorted(targets | ({"fmi2"} if "controller-fmu" in runs else set())):
+        export(fmu_model, native[target], here, target)
+    for name, (target, interface) in NATIVE_RUNS.items():
         if name in runs:
-            timed(name, lambda pr, i=interface: run_fmu(native, model, controller, grid, start, i, record, pr))
+            timed(name, lambda pr, f=native[target], i=interface: run_fmu(f, model, controller, grid, start, i,
+                                                                          record, pr))
     if "pythonfmu-cs" in runs:
         if fmu_arm is not None:
             raise ValueError("a perturbed arm is compared through the native FMU only")
@@ -89,7 +98,7 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
         controller_path = export_controller_fmu(scenario.name, fmus / f"{scenario.name}_controller.fmu")
         with FmuController(controller_path, controller.inputs, controller.outputs) as fmu_controller:
             timed("controller-fmu",
-                  lambda pr: run_fmu(native, model, fmu_controller, grid, start, "cs", record, pr))
+                  lambda pr: run_fmu(native["fmi2"], model, fmu_controller, grid, start, "cs", record, pr))
 
     comparisons = compare_runs(results, compared)
     plot = plot_file(arm.name, scenario.name)
@@ -98,11 +107,12 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
             "runs": seconds, "comparisons": [c.as_dict() for c in comparisons], "plot": plot}
 
 
-def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None) -> dict:
-    """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``; ``duration``, when
-    given, overrides every scenario's duration (s). Returns the report as a dict."""
+def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None, runs=RUNS) -> dict:
+    """Run every (arm file, scenario) case of ``cases`` with the ``runs`` of :data:`RUNS` and write the report
+    into ``out``; ``duration``, when given, overrides every scenario's duration (s). Returns the report as a
+    dict."""
     start = time.perf_counter()
-    results = [run_case(arm_path, scenario, out, duration) for arm_path, scenario in cases]
+    results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
     return write_report(out, results, time.perf_counter() - start)
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 import uuid
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
@@ -45,6 +44,9 @@ class ExportSettings:
         The default stop time in s.
     interface : str
         ``"cs"``, ``"me"`` or ``"both"``.
+    platforms : tuple of str or None
+        Binary platforms of a native FMU (``flexfmu.targets.platforms.PLATFORMS``, e.g.
+        ``("linux64", "win64")``); None builds every platform whose compiler is present.
     """
 
     integrator: str = "rk4"
@@ -52,12 +54,15 @@ class ExportSettings:
     communication_step: float = 1e-3
     stop_time: float = 5.0
     interface: str = "both"
+    platforms: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
 class ExportReport:
     """What an export decided and how long it took (None where a target has
-    no such thing, e.g. the internal step of a variable-step backend)."""
+    no such thing, e.g. the internal step of a variable-step backend);
+    ``platforms`` lists the binaries built, ``skipped_platforms`` the ones
+    left out with why."""
 
     path: Path
     target: str
@@ -68,11 +73,13 @@ class ExportReport:
     codegen_s: float | None = None
     compile_s: float | None = None
     total_s: float | None = None
+    platforms: tuple[str, ...] = ()
+    skipped_platforms: dict[str, str] = field(default_factory=dict)
 
 
 def check_settings(settings: ExportSettings) -> None:
-    """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator or
-    interface, steps and stop time not > 0)."""
+    """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator,
+    interface or platform, steps and stop time not > 0)."""
     problems = []
     if settings.integrator not in INTEGRATORS:
         problems.append(f"integrator must be one of {', '.join(INTEGRATORS)}, got {settings.integrator!r}")
@@ -83,6 +90,12 @@ def check_settings(settings: ExportSettings) -> None:
             problems.append(f"{name} must be > 0, got {getattr(settings, name)!r}")
     if settings.internal_step is not None and not settings.internal_step > 0:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
+    if settings.platforms is not None:
+        from flexfmu.targets.platforms import PLATFORMS  # imports this module
+
+        unknown = [name for name in settings.platforms if name not in PLATFORMS]
+        if unknown or not settings.platforms:
+            problems.append(f"platforms must be some of {', '.join(PLATFORMS)}, got {settings.platforms!r}")
     if problems:
         raise ExportError("; ".join(problems))
 
@@ -121,15 +134,6 @@ def content_guid(*texts: str) -> str:
     """A GUID derived from an artefact's content: same arm and settings, same GUID."""
     digest = hashlib.sha256("\0".join(texts).encode()).digest()
     return "{" + str(uuid.UUID(bytes=digest[:16])) + "}"
-
-
-def platform_folder() -> tuple[str, str]:
-    """(binaries/ folder, library extension) of this machine, FMI names."""
-    if sys.platform.startswith("win"):
-        return "win64", ".dll"
-    if sys.platform == "darwin":
-        return "darwin64", ".dylib"
-    return "linux64", ".so"
 
 
 def check_output(output: Path) -> None:

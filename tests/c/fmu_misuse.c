@@ -16,13 +16,15 @@
  * --verbose   print the FMU's log messages ("# ...").
  *
  * Prints "ok ..." or "FAIL ..." per check and finally "N passed, M failed";
- * exits with 1 if any check failed. Linux only (dlopen).
+ * exits with 1 if any check failed.
  *
- * Build: gcc -std=c99 -Wall -Wextra -Werror -I<fmpy>/c-code -o fmu_misuse fmu_misuse.c -ldl
+ * Build: gcc -std=c99 -Wall -Wextra -Werror -I<fmpy>/c-code -o fmu_misuse fmu_misuse.c -ldl -lpthread
+ * For Windows (a .dll, run under Wine in the tests), with MinGW-w64, whose
+ * winpthreads provides the threads:
+ *   x86_64-w64-mingw32-gcc -std=c99 -Wall -Wextra -Werror -I<fmpy>/c-code -o fmu_misuse.exe fmu_misuse.c -static
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@
 
 #include "fmi2FunctionTypes.h"
 #include "../../flexfmu/targets/c/ffmu_model.h" /* value reference layout */
+#include "dynlib.h"                              /* dlopen or LoadLibrary */
 
 /* ------------------------------------------------------------------------ */
 /* The FMU's functions                                                      */
@@ -85,7 +88,7 @@ typedef struct {
 } fmi2_api;
 
 static fmi2_api F;
-static void *library;
+static dynlib library;
 
 /* ------------------------------------------------------------------------ */
 /* Settings, counters and the importer's callbacks                          */
@@ -247,9 +250,9 @@ static double *new_values(void) { return (double *)calloc((size_t)(cfg.ny + cfg.
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static void *load(void *lib, const char *name, int *missing)
+static void *load(dynlib lib, const char *name, int *missing)
 {
-    void *p = dlsym(lib, name);
+    void *p = dynlib_symbol(lib, name);
     if (!p) {
         printf("FAIL symbol %s not exported\n", name);
         ++*missing;
@@ -262,9 +265,9 @@ static void *load(void *lib, const char *name, int *missing)
 static int load_api(const char *path)
 {
     int missing = 0;
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    dynlib lib = dynlib_open(path);
     if (!lib) {
-        printf("FAIL cannot load %s: %s\n", path, dlerror());
+        printf("FAIL cannot load %s: %s\n", path, dynlib_error());
         return 0;
     }
     LOAD(GetTypesPlatform);
@@ -1282,7 +1285,7 @@ int main(int argc, char **argv)
         check(outstanding_allocations == 0, "no outstanding allocations at the end (%ld)", outstanding_allocations);
     }
     free(cfg.tunable);
-    if (library) dlclose(library);
+    if (library) dynlib_close(library);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
