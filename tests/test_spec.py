@@ -131,6 +131,13 @@ def test_example_loads_into_expected_dataclasses(tmp_path):
     assert arm.payload == Payload(mass=0.1, inertia=0.005)
 
 
+def test_documented_ranges_are_the_checked_ones():
+    from flexfmu.spec.ranges import table
+
+    docs = Path(__file__).parents[1] / "docs" / "spec.md"
+    assert table() in docs.read_text(encoding="utf-8")
+
+
 def test_documented_example_is_the_tested_one(tmp_path):
     docs = Path(__file__).parents[1] / "docs" / "spec.md"
     text = docs.read_text(encoding="utf-8").split("## Complete example", 1)[1]

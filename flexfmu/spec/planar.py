@@ -97,7 +97,7 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
 
 
 def ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):
-    """The number at ``table[key]`` checked against the physical range ``RANGES[kind]``
+    """The number at ``table[key]`` checked against the physical range of its ``kind``, ``RANGES[kind]``
     (:mod:`flexfmu.spec.ranges`); ``problems``, ``table``, ``key``, ``path``, ``default`` and ``missing`` as for
     :func:`flexfmu.spec.checks.number`."""
     allowed = RANGES[kind]

@@ -59,7 +59,8 @@ class ExportJob:
     settings: ExportSettings = field(default_factory=ExportSettings)
 
 
-NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface"})
+NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface",
+                             "allow_unstable_step"})
 TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("fmi2", "FMI 2.0 FMU, co-simulation and model exchange, native C binary and its sources",
            NATIVE_SETTINGS, "flexfmu.targets.fmi2:export"),
