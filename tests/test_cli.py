@@ -34,7 +34,7 @@ def test_info_reports_spec_errors_with_exit_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "bad"\n[[link]]\nkind = "rigid"\nlength = -0.4\nmass = 1.0\n')
     assert main(["info", str(bad)]) == 2
-    assert "link[1].length must be > 0, got -0.4" in capsys.readouterr().err
+    assert "link[1].length must be in [0.001, 100] m, got -0.4" in capsys.readouterr().err
 
 
 def test_simulate_writes_trajectory_plot_and_summary(tmp_path):
