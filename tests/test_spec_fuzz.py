@@ -127,3 +127,24 @@ def test_an_arm_whose_masses_are_too_far_apart_is_refused_at_build_naming_the_li
     arm = flexfmu.arm_from_dict(data)
     with pytest.raises(SpecError, match=r"link\[2\]: the mass matrix at q = 0 is singular to double precision"):
         flexfmu.build_model(arm)
+
+
+@pytest.mark.slow
+def test_the_largest_arm_the_limits_allow_builds_in_seconds(capsys):
+    """Twenty flexible links of four modes each: 100 coordinates, the most load_arm accepts (measured about
+    1.5 s; 200 coordinates would take 16 s and 400 over two minutes, which is why they are refused)."""
+    import time
+
+    link = {"kind": "flexible", "length": 0.5, "mass_per_length": 0.2, "EI": 1.0,
+            "modes": {"family": "clamped-free", "count": 4}}
+    arm = flexfmu.arm_from_dict({"name": "largest", "link": [link] * 20})
+    with pytest.raises(SpecError, match="the arm has 101 coordinates"):
+        flexfmu.arm_from_dict({"name": "larger", "link": [link] * 19 + [{**link, "modes": {
+            "family": "clamped-free", "count": 5}}]})
+    start = time.perf_counter()
+    model = flexfmu.build_model(arm)
+    seconds = time.perf_counter() - start
+    with capsys.disabled():
+        print(f"\nbuild_model of the largest allowed arm ({len(model.coordinates)} coordinates): {seconds:.2f} s")
+    assert len(model.coordinates) == 100
+    assert seconds < 60  # bounded: not the minutes of an unlimited arm
