@@ -81,8 +81,9 @@ def set_number(rng, data):
     path = pick(rng, list(leaves(data)))
     parent, key = at(data, path[:-1]), path[-1]
     value = parent[key]
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and rng.random() < 0.5:
-        parent[key] = value * 10.0 ** rng.uniform(-12, 12) * (-1 if rng.random() < 0.1 else 1)
+    scalable = isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e300
+    if scalable and rng.random() < 0.5:
+        parent[key] = float(value) * 10.0 ** rng.uniform(-12, 12) * (-1 if rng.random() < 0.1 else 1)
     else:
         replacement = pick(rng, EXTREMES)
         if replacement is None:

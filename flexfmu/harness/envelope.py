@@ -55,7 +55,7 @@ def envelope_summary(model, results: dict, overrides: dict | None = None) -> dic
 
 
 def envelope_lines(summary: dict | None) -> list[str]:
-    """Markdown lines of a report for an :func:`envelope_summary` (none for None)."""
+    """Markdown lines of a report for the envelope ``summary`` (from :func:`envelope_summary`; none for None)."""
     if not summary or not summary["runs"]:
         return []
     left = {label: run for label, run in summary["runs"].items() if run["left_at"] is not None}
