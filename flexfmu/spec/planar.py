@@ -86,8 +86,8 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
     payload = None
     if payload_table is not None:
         check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
-        payload = Payload(mass=ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
-                          inertia=ranged(problems, payload_table, "inertia", "payload", "added_inertia", 0.0))
+        payload = Payload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
+                          inertia=_ranged(problems, payload_table, "inertia", "payload", "added_inertia", 0.0))
     _coordinate_count(problems, links)
 
     if problems:
@@ -96,7 +96,7 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
                lumped_masses=tuple(lumped), payload=payload, gravity=gravity)
 
 
-def ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):
+def _ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):
     """The number at ``table[key]`` checked against the physical range of its ``kind``, ``RANGES[kind]``
     (:mod:`flexfmu.spec.ranges`); ``problems``, ``table``, ``key``, ``path``, ``default`` and ``missing`` as for
     :func:`flexfmu.spec.checks.number`."""
@@ -175,12 +175,12 @@ def _link(problems, table, path):
                     _other_kind_keys(_RIGID_ONLY, "flexible", "rigid"))
     else:
         check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
-    length = ranged(problems, table, "length", path, "length")
+    length = _ranged(problems, table, "length", path, "length")
     if kind == "rigid":
-        mass = ranged(problems, table, "mass", path, "mass")
+        mass = _ranged(problems, table, "mass", path, "mass")
         com = _com(problems, table, path, length)
         inertia_default = mass * length**2 / 12 if None not in (mass, length) else None
-        inertia = ranged(problems, table, "inertia", path, "inertia", inertia_default)
+        inertia = _ranged(problems, table, "inertia", path, "inertia", inertia_default)
         return RigidLink(length=length, mass=mass, com=com, inertia=inertia,
                          joint=_joint(problems, table, path))
     if kind == "flexible":
@@ -201,10 +201,10 @@ def _mass_per_length(problems, table, path, length):
                         f"({show(table['mass'])} and {show(table['mass_per_length'])}); give one")
         return None
     if "mass" in table:
-        mass = ranged(problems, table, "mass", path, "mass")
+        mass = _ranged(problems, table, "mass", path, "mass")
         per_length = mass / length if None not in (mass, length) else None
         return _derived(problems, per_length, "mass_per_length", f"{path}.mass / {path}.length")
-    return ranged(problems, table, "mass_per_length", path, "mass_per_length",
+    return _ranged(problems, table, "mass_per_length", path, "mass_per_length",
                   missing=f" (or give the total {path}.mass)")
 
 
@@ -216,9 +216,9 @@ def _bending_stiffness(problems, table, path):
                         f"give EI or both E and I")
         return None
     if "EI" in table or not given:
-        return ranged(problems, table, "EI", path, "EI", missing=f" (or give both {path}.E and {path}.I)")
-    e_mod = ranged(problems, table, "E", path, "E", missing=" together with I (or give EI)")
-    area = ranged(problems, table, "I", path, "I", missing=" together with E (or give EI)")
+        return _ranged(problems, table, "EI", path, "EI", missing=f" (or give both {path}.E and {path}.I)")
+    e_mod = _ranged(problems, table, "E", path, "E", missing=" together with I (or give EI)")
+    area = _ranged(problems, table, "I", path, "I", missing=" together with E (or give EI)")
     product = e_mod * area if None not in (e_mod, area) else None
     return _derived(problems, product, "EI", f"{path}.E * {path}.I")
 
@@ -249,8 +249,8 @@ def _modes(problems, link_table, link_path):
         count = integer(problems, table, "count", path, 1, MAX_MODES)
     tip_mass = tip_inertia = None
     if "tip_mass" in own and family:
-        tip_mass = ranged(problems, table, "tip_mass", path, "added_mass", None)
-        tip_inertia = ranged(problems, table, "tip_inertia", path, "added_inertia", None)
+        tip_mass = _ranged(problems, table, "tip_mass", path, "added_mass", None)
+        tip_inertia = _ranged(problems, table, "tip_inertia", path, "added_inertia", None)
     damping_kind, damping = _damping(problems, table, path, count)
     return Modes(family=family, count=count, damping_kind=damping_kind, damping=damping,
                  shapes=shapes or (), tip_mass=tip_mass, tip_inertia=tip_inertia, frame=frame)
@@ -332,23 +332,23 @@ def _joint(problems, link_table, link_path):
     else:
         check_keys(problems, table, path, _JOINT_COMMON + _FLEXIBLE_JOINT_ONLY)
     if kind == "flexible":
-        stiffness = ranged(problems, table, "stiffness", path, "stiffness",
+        stiffness = _ranged(problems, table, "stiffness", path, "stiffness",
                            missing=" for a flexible joint (must be > 0)")
-        spring_damping = ranged(problems, table, "spring_damping", path, "spring_damping", 0.0)
-        rotor_inertia = ranged(problems, table, "rotor_inertia", path, "flexible_rotor_inertia",
+        spring_damping = _ranged(problems, table, "spring_damping", path, "spring_damping", 0.0)
+        rotor_inertia = _ranged(problems, table, "rotor_inertia", path, "flexible_rotor_inertia",
                                missing=" for a flexible joint (must be > 0)")
     else:
         stiffness = spring_damping = 0.0
-        rotor_inertia = ranged(problems, table, "rotor_inertia", path, "rotor_inertia", 0.0)
+        rotor_inertia = _ranged(problems, table, "rotor_inertia", path, "rotor_inertia", 0.0)
     return Joint(
         kind=kind,
         stiffness=stiffness,
         spring_damping=spring_damping,
         rotor_inertia=rotor_inertia,
-        gear_ratio=ranged(problems, table, "gear_ratio", path, "gear_ratio", 1.0),
-        viscous_friction=ranged(problems, table, "viscous_friction", path, "viscous_friction", 0.0),
-        coulomb_friction=ranged(problems, table, "coulomb_friction", path, "coulomb_friction", 0.0),
-        coulomb_velocity=ranged(problems, table, "coulomb_velocity", path, "coulomb_velocity", 0.01),
+        gear_ratio=_ranged(problems, table, "gear_ratio", path, "gear_ratio", 1.0),
+        viscous_friction=_ranged(problems, table, "viscous_friction", path, "viscous_friction", 0.0),
+        coulomb_friction=_ranged(problems, table, "coulomb_friction", path, "coulomb_friction", 0.0),
+        coulomb_velocity=_ranged(problems, table, "coulomb_velocity", path, "coulomb_velocity", 0.01),
     )
 
 
@@ -358,6 +358,6 @@ def _lumped_mass(problems, table, path, link_count):
     return LumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),
-        mass=ranged(problems, table, "mass", path, "added_mass"),
-        inertia=ranged(problems, table, "inertia", path, "added_inertia", 0.0),
+        mass=_ranged(problems, table, "mass", path, "added_mass"),
+        inertia=_ranged(problems, table, "inertia", path, "added_inertia", 0.0),
     )

@@ -221,8 +221,9 @@ int ffmu_completed_integrator_step(ffmu_instance *in, const char *fn);
 /* Advances from ``point`` (which must be the current time) by ``size`` > 0:
  * the whole internal steps it holds, then one shorter step for the rest
  * when ``size`` is no multiple of h (a multiple within 1e-9 takes only whole
- * steps). After a failure the instance is back at the start of the step
- * (states, inputs, parameters, time) and in FFMU_ST_ERROR. */
+ * steps). After a failure the instance is back at its last good point, the
+ * end of the previous step (states, inputs and parameters as they were
+ * there, and its time), in FFMU_ST_ERROR. */
 int ffmu_do_step(ffmu_instance *in, const char *fn, double point, double size);
 
 /* ---- FMU state snapshots ---------------------------------------------------- */
