@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
+import fmpy
 import pytest
 
 import flexfmu
@@ -44,3 +46,11 @@ def wine():
     finally:
         subprocess.run(["wineserver", "-k"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(prefix, ignore_errors=True)
+
+
+@lru_cache(maxsize=None)
+def unzipped(path) -> str:
+    """The FMU at ``path`` extracted once, beside it (so into pytest's own temporary folders, never the system's
+    temporary directory): a loaded library must not be overwritten by a second extraction."""
+    folder = Path(path).with_suffix(".unzipped")
+    return fmpy.extract(str(path), unzipdir=str(folder))

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
+from flexfmu.targets.export import can_write_in
 
 
 class UsageError(FlexfmuError):
@@ -50,7 +50,7 @@ def output_folder(option: str, path: str) -> Path:
         if candidate.exists():
             if not candidate.is_dir():
                 raise UsageError(f"{option} {path!r}: {str(candidate)!r} is a file, not a folder")
-            if not os.access(candidate, os.W_OK | os.X_OK):
+            if not can_write_in(candidate):
                 raise UsageError(f"{option} {path!r}: {str(candidate)!r} is not writable")
             return folder
     return folder

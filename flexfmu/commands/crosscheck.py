@@ -49,6 +49,10 @@ def run(args) -> int:
     for case in report["cases"]:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
         print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
+        left = {run: summary["left_at"] for run, summary in (case["envelope"] or {"runs": {}})["runs"].items()
+                if summary["left_at"] is not None}
+        if left:
+            print("  left the validity envelope: " + ", ".join(f"{run} at t = {t:.4g} s" for run, t in left.items()))
     print(f"{'PASS' if not failed else 'FAIL'}: {len(failed)} failed comparison(s); report in {args.out}/report.md "
           f"({report['wall_time_s']:.0f} s)")
     return 1 if failed else 0

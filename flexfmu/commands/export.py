@@ -22,7 +22,8 @@ FMI_VERSIONS = {"2": "fmi2", "3": "fmi3"}  # --fmi-version -> target
 SETTING_FLAGS = (("interface", "--interface", "interface"), ("integrator", "--integrator", "integrator"),
                  ("step", "--step", "internal_step"), ("communication_step", "--communication-step",
                                                        "communication_step"),
-                 ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"))
+                 ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"),
+                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"))
 
 
 def add_parser(sub) -> None:
@@ -42,11 +43,15 @@ def add_parser(sub) -> None:
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,
-                        help="default communication step in s, a multiple of the internal step (default: 0.001)")
+                        help="default communication step in s; any step works, the default internal step divides "
+                             "this one (default: 0.001)")
     parser.add_argument("--stop-time", type=float, default=None, help="default stop time in s (default: 5)")
     parser.add_argument("--platforms", type=_platforms, default=None,
                         help="binaries to build, e.g. linux64,win64 (default: every platform whose compiler is "
                              "present)")
+    parser.add_argument("--allow-unstable-step", action="store_true", default=None,
+                        help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
+                             "(refused otherwise; the model description records it)")
     parser.set_defaults(run=run)
 
 

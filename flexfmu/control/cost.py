@@ -55,14 +55,18 @@ def load_cost(path: str | Path) -> CostWeights:
     Raises
     ------
     CostError
-        If the file cannot be read or parsed, or a weight is unknown or not a number >= 0.
+        If the file cannot be read or parsed, holds anything but a ``[weights]`` table, or a weight is unknown
+        or not a number >= 0.
     """
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise CostError(f"{path}: {error}") from None
-    weights = data.get("weights", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise CostError(f"cost file {str(path)!r} cannot be read: {error}") from None
+    weights = data.get("weights")
+    if not isinstance(weights, dict) or set(data) != {"weights"}:
+        raise CostError(f"cost file {str(path)!r}: expected just a [weights] table, found "
+                        f"{', '.join(map(repr, data)) or 'nothing'}")
     known = [f.name for f in fields(CostWeights)]
     problems = [f"weights.{key}: unknown weight (known: {', '.join(known)})" for key in weights if key not in known]
     problems += [f"weights.{key} must be a number >= 0, got {value!r}" for key, value in weights.items()

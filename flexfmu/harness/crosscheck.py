@@ -5,8 +5,9 @@ through co-simulation and through model exchange (FMPy's CVode), the same
 model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU
 (co-simulation) and, for closed-loop scenarios, the native FMU driven by the
 scenario's controller exported as an FMU. Every pair is compared on the
-scenario's outputs; the report says which comparisons pass. The FMUs are
-built for this machine only: they run here.
+scenario's outputs; the report says which comparisons pass, and whether and
+when each run left the model's validity envelope. The FMUs are built for this
+machine only: they run here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import flexfmu
 from flexfmu.control.scenario import load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm
 from flexfmu.harness.compare import compare_runs
+from flexfmu.harness.envelope import envelope_outputs, envelope_summary
 from flexfmu.harness.progress import Progress
 from flexfmu.harness.reference import reference_run
 from flexfmu.harness.report import plot_file, plot_runs, write_report
@@ -56,7 +58,8 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
     Returns
     -------
     dict
-        The case's entry of the report: arm, scenario, seconds per run, comparisons and plot file.
+        The case's entry of the report: arm, scenario, seconds per run, comparisons, the validity envelope
+        (:func:`flexfmu.harness.envelope.envelope_summary`, None for a rigid arm) and plot file.
     """
     scenario = load_scenario(scenario_name)
     if duration is not None:
@@ -71,7 +74,7 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
     fmus.mkdir(parents=True, exist_ok=True)
     label = f"{arm.name}/{scenario.name}"
     grid, start = scenario.grid(), scenario.initial
-    record = [name for name, _ in compared]
+    record = list(dict.fromkeys([name for name, _ in compared] + envelope_outputs(model)))
     results, seconds = {}, {}
 
     def timed(name, action):
@@ -102,9 +105,10 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
 
     comparisons = compare_runs(results, compared)
     plot = plot_file(arm.name, scenario.name)
-    plot_runs(results, record, "reference", out / plot, f"{label}: {scenario.description}")
+    plot_runs(results, [name for name, _ in compared], "reference", out / plot, f"{label}: {scenario.description}")
     return {"arm": arm.name, "scenario": scenario.name, "description": scenario.description,
-            "runs": seconds, "comparisons": [c.as_dict() for c in comparisons], "plot": plot}
+            "runs": seconds, "comparisons": [c.as_dict() for c in comparisons],
+            "envelope": envelope_summary(model, results, start), "plot": plot}
 
 
 def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None, runs=RUNS) -> dict:

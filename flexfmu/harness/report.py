@@ -12,6 +12,8 @@ from pathlib import Path
 
 import matplotlib
 
+from flexfmu.harness.envelope import envelope_lines
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -60,7 +62,7 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
     (created if needed); return the JSON data.
 
     Each case: {"arm", "scenario", "runs": {label: seconds}, "comparisons":
-    [Comparison.as_dict()], "plot": file name}. ``wall_time_s`` is the whole
+    [Comparison.as_dict()], "envelope": envelope summary or None, "plot": file name}. ``wall_time_s`` is the whole
     cross-check's duration, s, reported as is.
     """
     out.mkdir(parents=True, exist_ok=True)
@@ -73,6 +75,7 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
         verdict = "PASS" if all(c["passed"] for c in case["comparisons"]) else "FAIL"
         lines += [f"## {case['arm']} / {case['scenario']}: {verdict}", "", case.get("description", ""), "",
                   "Runs: " + ", ".join(f"{k} ({v:.1f} s)" for k, v in case["runs"].items()), "",
+                  *envelope_lines(case.get("envelope")),
                   "| pair | output | max abs | RMS | rel. to range | tolerance | |",
                   "|---|---|---|---|---|---|---|"]
         for c in case["comparisons"]:

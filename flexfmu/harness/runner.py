@@ -170,6 +170,7 @@ def _stepper(fmu, md, interface: str, grid, rtol: float):
         solver.reset(t)  # the held input jumped: restart the multistep method
         solver.step(t, t_next)
         fmu.setTime(t_next)
+        fmu.completedIntegratorStep()  # the FMU checks its validity envelope at accepted points
 
     return advance
 

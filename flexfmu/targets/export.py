@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
-from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_frequency, is_multiple
+from flexfmu.integrate import INTEGRATORS, STABILITY_LIMITS, default_internal_step, highest_frequency, stable_step
 
 INTERFACES = ("cs", "me", "both")
 
@@ -39,7 +40,7 @@ class ExportSettings:
         Internal step in s; None picks it from the arm's highest linearised
         frequency (``flexfmu.integrate.default_internal_step``).
     communication_step : float
-        The default communication step in s (a multiple of the internal step).
+        The default communication step in s (any step works; the default internal step divides it).
     stop_time : float
         The default stop time in s.
     interface : str
@@ -47,6 +48,9 @@ class ExportSettings:
     platforms : tuple of str or None
         Binary platforms of a native FMU (``flexfmu.targets.platforms.PLATFORMS``, e.g.
         ``("linux64", "win64")``); None builds every platform whose compiler is present.
+    allow_unstable_step : bool
+        Export an explicit integrator's internal step beyond its stability limit for the arm's highest
+        frequency (refused otherwise); the model description records it.
     """
 
     integrator: str = "rk4"
@@ -55,6 +59,7 @@ class ExportSettings:
     stop_time: float = 5.0
     interface: str = "both"
     platforms: tuple[str, ...] | None = None
+    allow_unstable_step: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,18 +113,25 @@ def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
     ----------
     model : Model
     settings : ExportSettings
-        Gives the integrator, the communication step and, optionally, the internal step.
+        Gives the integrator, the communication step, optionally the internal step, and whether an unstable
+        step is allowed.
 
     Raises
     ------
     ExportError
-        If the communication step is not a whole multiple of h.
+        If h is beyond the integrator's stability limit for omega_max (and that is not allowed); the
+        message gives the limit and the largest stable step.
     """
     omega_max = highest_frequency(model)
     h = settings.internal_step or default_internal_step(omega_max, settings.integrator, settings.communication_step)
-    if not is_multiple(settings.communication_step, h):
-        raise ExportError(f"the communication step {settings.communication_step!r} s must be an integer multiple "
-                          f"of the internal step {h!r} s")
+    largest = stable_step(omega_max, settings.integrator)
+    if h > largest and not settings.allow_unstable_step:
+        raise ExportError(
+            f"the internal step {h:g} s is beyond the stability limit of {settings.integrator} for this arm: "
+            f"h * omega_max = {h * omega_max:.3g} > {STABILITY_LIMITS[settings.integrator]:.3g} "
+            f"(omega_max = {omega_max:.1f} rad/s, the highest linearised frequency), so the FMU would diverge; "
+            f"use a step <= {largest:.3g} s (the default keeps h * omega_max <= 0.3, for accuracy), the implicit "
+            f"integrator, or allow the unstable step (--allow-unstable-step; the model description records it)")
     return h, omega_max
 
 
@@ -136,6 +148,18 @@ def content_guid(*texts: str) -> str:
     return "{" + str(uuid.UUID(bytes=digest[:16])) + "}"
 
 
+def can_write_in(folder: Path) -> bool:
+    """Whether a file can be created in the existing ``folder``: tried (a probe file, removed at once), not
+    guessed from permission bits, which say yes to root where nobody can write (``/sys``, a read-only mount)."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".flexfmu-probe-")
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(probe)
+    return True
+
+
 def check_output(output: Path) -> None:
     """Refuse an ``output`` path that is a folder or sits under a file or an unwritable folder, before any
     work; raises ExportError."""
@@ -145,7 +169,7 @@ def check_output(output: Path) -> None:
         if parent.exists():
             if not parent.is_dir():
                 raise ExportError(f"output {str(output)!r}: {str(parent)!r} is a file, not a folder")
-            if not os.access(parent, os.W_OK):
+            if not can_write_in(parent):
                 raise ExportError(f"output {str(output)!r}: the folder {str(parent)!r} is not writable")
             return
 

@@ -60,7 +60,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
         "providesAdjointDerivatives": "false",
     }
     if interface in ("me", "both"):
-        ET.SubElement(root, "ModelExchange", {**common, "needsCompletedIntegratorStep": "false"})
+        ET.SubElement(root, "ModelExchange", {**common, "needsCompletedIntegratorStep": "true"})
     if interface in ("cs", "both"):
         ET.SubElement(root, "CoSimulation", {
             **common, "canHandleVariableCommunicationStepSize": "true",
@@ -111,7 +111,8 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     annotation = ET.SubElement(ET.SubElement(root, "Annotations"), "Annotation", {"type": "org.flexfmu"})
     ET.SubElement(annotation, "CoSimulation", {
         "integrator": info.integrator, "internalStep": _number(info.internal_step),
-        "note": "fixed internal step; communication steps must be integer multiples of it",
+        "note": "fixed internal step h; any communication step works: the whole internal steps it holds, then "
+                "one shorter step when it is no multiple of h",
     })
     return _text(root)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from flexfmu import __version__
+from flexfmu.integrate import STABILITY_LIMITS, stable_step
 from flexfmu.targets.build import compile_shared_library
 from flexfmu.targets.bundle import c_source, write_bundle
 from flexfmu.targets.export import ExportReport, check_output, check_settings, content_guid, write_atomically
@@ -94,7 +95,9 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
             description=model.arm.description or model.arm.name,
             generation_tool=f"flexfmu {__version__}", stop_time=settings.stop_time,
             communication_step=settings.communication_step, integrator=bundle.integrator,
-            internal_step=bundle.internal_step, source_files=c_files,
+            internal_step=bundle.internal_step, source_files=c_files, omega_max=bundle.omega_max,
+            stability_limit=STABILITY_LIMITS[bundle.integrator],
+            unstable_step_allowed=bundle.internal_step > stable_step(bundle.omega_max, bundle.integrator),
         )
         structure = model_structure(model, variables)
         guid = content_guid(fmi.description(info, variables, structure, "", settings.interface),

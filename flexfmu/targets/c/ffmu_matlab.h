@@ -15,7 +15,7 @@ typedef struct {
     const char *const *state_units;     /* nx */
     const char *const *input_units;     /* nu */
     const char *const *output_units;    /* ny */
-    double sample_time;                 /* the export's communication step (s), a multiple of the internal step */
+    double sample_time;                 /* the export's communication step (s) */
     /* mass_matrix: (q[nq], p[np]) -> (M[nq*nq], column-major, dense) */
     ffmu_function mass_matrix;
 } ffmu_matlab_data;

@@ -5,7 +5,7 @@
  * make_<arm>.m builds it (mex, or Octave's mkoctfile --mex).
  *
  *   info = <arm>_mex('info')                  names, units, sizes, nominal parameters, steps
- *   x1   = <arm>_mex('step', x, u, p, dt)     states after dt (a multiple of info.internal_step)
+ *   x1   = <arm>_mex('step', x, u, p, dt)     states after dt (any dt > 0; a multiple of info.internal_step is the fast path)
  *   y    = <arm>_mex('outputs', x, u, p)      the FMU's outputs
  *   qdd  = <arm>_mex('forward_dynamics', x, u, p)
  *   M    = <arm>_mex('mass_matrix', q, p)
@@ -15,7 +15,7 @@
  * 'step' runs the FMU's own integrator and internal step: the same instance
  * code (ffmu_instance.c) and per-model code (ffmu_model.h) as the FMU's
  * fmi2DoStep, so a script stepping the arm reproduces the FMU's trajectory.
- * Errors (a wrong argument, a step that is no multiple of the internal step,
+ * Errors (a wrong argument, a step that is not positive,
  * a non-finite state) raise a MATLAB error with the instance's message.
  *
  * One instance per loaded MEX file, kept between calls and freed when the

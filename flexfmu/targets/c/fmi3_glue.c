@@ -613,7 +613,7 @@ fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean noSetF
         return fmi3Error;
     *enterEventMode = fmi3False;
     *terminateSimulation = fmi3False;
-    return fmi3OK;
+    return status(ffmu_completed_integrator_step(in, fn)); /* the validity envelope, the last good point */
 }
 
 fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time)

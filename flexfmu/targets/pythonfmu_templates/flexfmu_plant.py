@@ -21,6 +21,7 @@ from pythonfmu import DefaultExperiment, Fmi2Slave, Real
 from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variability
 
 import flexfmu
+from flexfmu.targets.model_data import envelope_entries
 from flexfmu.targets.pythonfmu_templates.description import complete_description, read_config
 from flexfmu.targets.variables import VR_ACCELERATION, VR_BLOCK, VR_INPUT, VR_OUTPUT, VR_PARAMETER, VR_STATE, fmu_variables
 
@@ -76,6 +77,9 @@ class FlexfmuPlant(Fmi2Slave):
         self._step = held_input_integrator(model, config["rtol"], config["atol"])
         self._observation = observation(model)
         self._observed = None  # (qdd, y) at the current (x, u, p); None when stale
+        self._envelope = [(model.output_names[k], k, limit, model.parameter_table[limit].name, label)
+                          for k, limit, label in envelope_entries(model)]
+        self._warned = set()  # envelope quantities warned about (once each, as the native FMU does)
         self._units = {}
         for variable in fmu_variables(model):
             self._register(variable)
@@ -125,4 +129,16 @@ class FlexfmuPlant(Fmi2Slave):
             return False
         self._x = xf
         self._observed = None
+        self._check_envelope(current_time + step_size)
         return True
+
+    def _check_envelope(self, time: float) -> None:
+        """Warn once per quantity that is beyond its validity envelope at ``time`` (as the native FMU)."""
+        y = self._observe()[1]
+        for name, k, limit, limit_name, label in self._envelope:
+            if name in self._warned or not abs(y[k]) > self._p[limit]:
+                continue
+            self._warned.add(name)
+            self.log(f"t={time:.9g} s: {name} = {y[k]:.4g} is beyond the validity envelope (|value| <= "
+                     f"{limit_name} = {self._p[limit]:.4g}): the {label}; results from here on are outside the "
+                     f"model's validity (warned once)", Fmi2Status.warning)
