@@ -38,7 +38,7 @@ def cached_file(name: str, build: Callable[[Path], None]) -> Path:
     target = cache_dir() / name
     if target.exists():
         return target
-    handle, partial = tempfile.mkstemp(prefix=f".{name}.", dir=target.parent)
+    handle, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=target.suffix, dir=target.parent)
     os.close(handle)
     try:
         build(Path(partial))

@@ -163,7 +163,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
 
     count = len(grid) - 1
     if reference.closed_loop:
-        references = np.array([np.concatenate(controller.reference(t)) for t in grid[:-1]])
+        references = np.array([controller.reference_sample(t) for t in grid[:-1]])
         states, applied, _ = reference.run(scenario.step, count, x0, p, references=references,
                                            gains=controller.gains, rtol=rtol, atol=atol, progress=progress)
     else:
