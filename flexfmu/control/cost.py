@@ -122,3 +122,28 @@ def run_cost(model, result, reference, weights: CostWeights, sample_step: float)
     torques = np.column_stack([result[name] for name in model.inputs])
     theta_d = np.array([reference(t)[0] for t in result.time])
     return float(np.sum(np.array(term(signals.T, theta_d.T, torques.T))))
+
+
+def cost_terms(model, result, reference, sample_step: float) -> dict[str, float]:
+    """The three terms of J of a recorded run, unweighted and apart, with their units in the keys:
+    tracking (rad^2 s; None without a ``reference``), vibration (m^2 s), effort ((N m)^2 s).
+
+    Parameters
+    ----------
+    model : Model
+    result : Result
+        The run, with a column for each of the model's ``cost_signals`` and inputs.
+    reference : callable or None
+        t -> (theta_d, dtheta_d, ddtheta_d) of a closed loop.
+    sample_step : float
+        The run's sample step T, s.
+    """
+    nj = len(model.inputs)
+    signals = np.column_stack([result[name] for name in cost_signals(model)])
+    torques = np.column_stack([result[name] for name in model.inputs])
+    terms = {"vibration [m^2 s]": float(sample_step * np.sum(signals[:, nj:] ** 2)),
+             "effort [N^2 m^2 s]": float(sample_step * np.sum(torques**2))}
+    if reference is not None:
+        theta_d = np.array([reference(t)[0] for t in result.time])
+        terms = {"tracking [rad^2 s]": float(sample_step * np.sum((theta_d - signals[:, :nj]) ** 2))} | terms
+    return terms

@@ -182,14 +182,32 @@ def _run_builder(script: Path, fmu: Path, project_files: list[Path]) -> None:
     on ``sys.path`` and leaves both behind; a stale module of the same name
     would then shadow the script of the next build (or the one an FMU
     instance in this process imports from its resources), so both are undone.
+    The builder itself must be the installed one: a Python-backed FMU run in
+    this process puts the copy of ``pythonfmu`` in its resources (without
+    the binaries the builder packs) first on ``sys.path``.
     """
-    from pythonfmu.builder import FmuBuilder
-
     module = script.stem
     saved_path = list(sys.path)
     sys.modules.pop(module, None)
     try:
-        FmuBuilder.build_FMU(script, dest=fmu, project_files=project_files)
+        _installed_builder().build_FMU(script, dest=fmu, project_files=project_files)
     finally:
         sys.path[:] = saved_path
         sys.modules.pop(module, None)
+
+
+def _installed_builder():
+    """``pythonfmu.builder.FmuBuilder`` of the installed distribution, re-imported if another copy of
+    ``pythonfmu`` was imported first."""
+    from importlib import import_module, metadata
+
+    installed = Path(metadata.distribution("pythonfmu").locate_file("pythonfmu")).resolve()
+    loaded = sys.modules.get("pythonfmu")
+    if loaded is not None and Path(loaded.__file__).resolve().parent != installed:
+        for name in [name for name in sys.modules if name == "pythonfmu" or name.startswith("pythonfmu.")]:
+            del sys.modules[name]
+    sys.path.insert(0, str(installed.parent))
+    try:
+        return import_module("pythonfmu.builder").FmuBuilder
+    finally:
+        sys.path.remove(str(installed.parent))
