@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.sympy_lagrangian import derive  # noqa: E402
+from flexfmu.harness.reproductions.sympy_lagrangian import derive  # noqa: E402
 from flexfmu.dynamics import build_model  # noqa: E402
 from flexfmu.spec.arm import Arm, FlexibleLink, Modes  # noqa: E402
 
