@@ -37,10 +37,11 @@ def run(args) -> int:
     from flexfmu.harness.report import write_report
 
     began = time.perf_counter()
+    settings = campaign_settings(args)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     cases = [(resolve_arm(arm), scenario) for arm, scenario in CASES]
-    with dask_client(campaign_settings(args)) as client:
+    with dask_client(settings) as client:
         arm_file = resolve_arm("yu_chen_2dof")
         native = client.submit(_fmu_file, "native", arm_file, resolve_scenario("pd_circle"), None, pure=False,
                                priority=20)

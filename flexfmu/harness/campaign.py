@@ -145,7 +145,12 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
     done = {key: row for key, row in read_journal(out).items() if row["status"] == OK}
     todo = {point_id(point): point for point in points if point_id(point) not in done}
     progress = Progress(f"{label}: {len(todo)} of {len(points)} points")
-    with open(out / JOURNAL, "a") as journal:
+    journal_path = out / JOURNAL
+    cut = journal_path.exists() and journal_path.stat().st_size and not journal_path.read_bytes().endswith(b"\n")
+    with open(journal_path, "a") as journal:
+        if cut:  # the last line was cut short by an interruption: start on a fresh one
+            journal.write("\n")
+
         def record(key: str, row: dict) -> None:
             done[key] = {"point": key, **todo[key], **row}
             journal.write(json.dumps(done[key]) + "\n")

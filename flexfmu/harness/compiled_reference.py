@@ -128,7 +128,7 @@ class CompiledReference:
         self.cache = cache_dir()
 
     def run(self, step: float, count: int, x0, p, inputs=None, references=None, gains=None, u0=None,
-            rtol: float = 1e-10, atol: float = 1e-12, progress=None):
+            rtol: float = 1e-10, atol: float = 1e-12, progress=None, first_step: float | None = None):
         """Advance ``count`` samples of ``step`` seconds from ``x0`` at parameters ``p``.
 
         Parameters
@@ -150,11 +150,14 @@ class CompiledReference:
             Relative and absolute tolerances of each step's error.
         progress : callable, optional
             ``progress(done, count)`` every :data:`CHUNK` samples.
+        first_step : float, optional
+            The step size to try first (``step`` when None): pass the last call's, to continue a run.
 
         Returns
         -------
         tuple
-            (states: count + 1 rows, applied inputs: count rows, number of accepted steps).
+            (states: count + 1 rows, applied inputs: count rows, number of accepted steps, the step size to
+            try next).
         """
         closed = references is not None
         if closed and not self.closed_loop:
@@ -165,7 +168,7 @@ class CompiledReference:
         states, applied = np.zeros((count + 1, self.nx)), np.zeros((count, self.nu))
         data = np.ascontiguousarray(references if closed else inputs, float).reshape(count, -1)
         gains = np.ascontiguousarray(gains if closed else [0.0], float)
-        h, steps = ctypes.c_double(step), ctypes.c_long(0)
+        h, steps = ctypes.c_double(first_step or step), ctypes.c_long(0)
         for start in range(0, count, CHUNK):
             stop = min(count, start + CHUNK)
             block = np.ascontiguousarray(data[start:stop])
@@ -182,4 +185,4 @@ class CompiledReference:
             if progress:
                 progress(stop, count)
         states[count] = x
-        return states, applied, steps.value
+        return states, applied, steps.value, h.value

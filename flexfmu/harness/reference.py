@@ -164,14 +164,15 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     count = len(grid) - 1
     if reference.closed_loop:
         references = np.array([controller.reference_sample(t) for t in grid[:-1]])
-        states, applied, _ = reference.run(scenario.step, count, x0, p, references=references,
-                                           gains=controller.gains, rtol=rtol, atol=atol, progress=progress)
+        states, applied, _, _ = reference.run(scenario.step, count, x0, p, references=references,
+                                              gains=controller.gains, rtol=rtol, atol=atol, progress=progress)
     else:
-        states, applied = [np.asarray(x0, float)], []
+        states, applied, h = [np.asarray(x0, float)], [], None
         for k, t in enumerate(grid[:-1]):
             u = np.asarray(controller(t, measure(states[-1], applied[-1] if applied else np.zeros(len(model.inputs)))),
                            float)
-            xs, _, _ = reference.run(scenario.step, 1, states[-1], p, inputs=u[None, :], rtol=rtol, atol=atol)
+            xs, _, _, h = reference.run(scenario.step, 1, states[-1], p, inputs=u[None, :], rtol=rtol, atol=atol,
+                                        first_step=h)
             states.append(xs[-1])
             applied.append(u)
             if progress:
