@@ -31,16 +31,25 @@ def _validate(fmu_file) -> list[str]:
 def run(args) -> int:
     import time
 
+    from flexfmu import load_arm
     from flexfmu.data import resolve_arm, resolve_scenario
     from flexfmu.harness.campaign import dask_client
-    from flexfmu.harness.crosscheck import _fmu_file, crosscheck_on
+    from flexfmu.harness.crosscheck import _fmu_file, crosscheck_on, run_case
+    from flexfmu.harness.fmu_cache import native_fmu
     from flexfmu.harness.report import write_report
+    from flexfmu.targets.validate import validate_fmu
 
     began = time.perf_counter()
     settings = campaign_settings(args)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     cases = [(resolve_arm(arm), scenario) for arm, scenario in CASES]
+    fmu = out / "yu_chen_2dof.fmu"
+    if settings.serial:  # --workers 0: everything in this process, one after another
+        fmu.write_bytes(native_fmu(load_arm("yu_chen_2dof")).read_bytes())
+        problems = validate_fmu(fmu).problems
+        cases_done = [run_case(arm_file, scenario, out) for arm_file, scenario in cases]
+        return _summary(write_report(out, cases_done, time.perf_counter() - began), fmu, problems)
     with dask_client(settings) as client:
         arm_file = resolve_arm("yu_chen_2dof")
         native = client.submit(_fmu_file, "native", arm_file, resolve_scenario("pd_circle"), None, pure=False,
@@ -48,10 +57,13 @@ def run(args) -> int:
         builds = {("native", str(arm_file), ""): native}
         validation = client.submit(_validate, native, pure=False, priority=15)
         cases_done = crosscheck_on(client, cases, out, builds=builds)
-        fmu = out / "yu_chen_2dof.fmu"
         fmu.write_bytes(native.result().data)
         problems = validation.result()
-    data = write_report(out, cases_done, time.perf_counter() - began)
+    return _summary(write_report(out, cases_done, time.perf_counter() - began), fmu, problems)
+
+
+def _summary(data: dict, fmu, problems: list[str]) -> int:
+    """Print what the demo found; its exit status."""
     print(f"exported {fmu}")
     for problem in problems:
         print(f"problem: {problem}")
@@ -59,5 +71,5 @@ def run(args) -> int:
     for case in data["cases"]:
         worst = max(c["max_abs"] / c["tolerance"] for c in case["comparisons"])
         print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
-    print(f"{'PASS' if data['passed'] else 'FAIL'}: report in {out}/report.md ({data['wall_time_s']:.0f} s)")
+    print(f"{'PASS' if data['passed'] else 'FAIL'}: report in {fmu.parent}/report.md ({data['wall_time_s']:.0f} s)")
     return 0 if data["passed"] and not problems else 1
