@@ -85,7 +85,7 @@ TERMS = ("tracking", "vibration", "effort")
 
 
 def weight_vector(weights: CostWeights) -> np.ndarray:
-    """The weights in the order of :data:`TERMS`."""
+    """The ``weights`` (CostWeights) as an array in the order of :data:`TERMS`."""
     return np.array([getattr(weights, name) for name in TERMS])
 
 

@@ -34,7 +34,7 @@ def content_hash(*parts: bytes | str) -> str:
 
 def cached_file(name: str, build: Callable[[Path], None]) -> Path:
     """The cached file ``name`` (which should hold a content hash), built by
-    ``build(path)`` into a temporary path first when it is missing."""
+    ``build`` (called with a temporary path) first when it is missing."""
     target = cache_dir() / name
     if target.exists():
         return target

@@ -85,12 +85,12 @@ def dask_client(settings: CampaignSettings):
 
 
 def point_id(point: dict) -> str:
-    """The identity of a point: the hash of its values (sorted by name), stable across runs."""
+    """The identity of ``point``: the hash of its values (sorted by name), stable across runs."""
     return content_hash(json.dumps(point, sort_keys=True))
 
 
 def guarded(task: Callable, point: dict, *shared) -> dict:
-    """The row of ``task(point, *shared)``: status ``ok`` with the task's figures, or ``failed`` with
+    """The row of ``task`` run on ``point`` (and ``shared``): status ``ok`` with the task's figures, or ``failed`` with
     the error (type, message and where it was raised); ``seconds`` either way."""
     began = time.perf_counter()
     try:

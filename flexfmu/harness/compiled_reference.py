@@ -66,7 +66,7 @@ def dop853_step(model) -> ca.Function:
 
 def control_function(model, controller) -> ca.Function:
     """(x, u, p, r, k) -> the law's torque from the measured outputs of state x (under the held
-    input u) of a ``flexfmu.control.controllers.SampledController``."""
+    input u) of ``controller``, a ``flexfmu.control.controllers.SampledController`` of ``model``."""
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
     x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
     law = controller.law.function

@@ -87,7 +87,8 @@ class CaseSetup:
 
     def fmu_run(self, kind: str, interface: str, progress, horizon: float | None = None, controller=None):
         """Run the FMU of ``kind`` through ``interface`` up to ``horizon`` s (all of the grid when None)
-        under ``controller`` (the scenario's when None), recording the compared outputs."""
+        under ``controller`` (the scenario's when None), recording the compared outputs and reporting to
+        ``progress``."""
         grid = self.grid if horizon is None else self.grid[self.grid <= horizon + 1e-9]
         return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid, self.scenario.initial,
                        interface, self.record, progress)
@@ -124,8 +125,8 @@ class Run:
         The FMU kinds it runs (keys of :data:`FMU_BUILDERS`), built before it is timed.
     horizon : float or None
         Run only this many seconds (None: the scenario's duration).
-    applies : callable
-        CaseSetup -> whether the run belongs to the case.
+    applies : callable or None
+        CaseSetup -> whether the run belongs to the case (None: always).
     """
 
     name: str
@@ -133,7 +134,7 @@ class Run:
     execute: Callable
     needs: tuple = ()
     horizon: float | None = None
-    applies: Callable = lambda case: True
+    applies: Callable | None = None
 
 
 def _reference(case: CaseSetup, progress, horizon):
@@ -180,7 +181,8 @@ def execute_run(case: CaseSetup, name: str) -> tuple:
 
 def case_runs(case: CaseSetup, runs=tuple(RUNS)) -> list[str]:
     """The runs of ``runs`` that apply to ``case``, the reference first."""
-    return [name for name in ["reference", *(r for r in runs if r != "reference")] if RUNS[name].applies(case)]
+    return [name for name in ["reference", *(r for r in runs if r != "reference")]
+            if RUNS[name].applies is None or RUNS[name].applies(case)]
 
 
 def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = None,

@@ -23,8 +23,8 @@ def settled(time: np.ndarray) -> np.ndarray:
 
 
 def desired_tip(model, reference, time) -> np.ndarray:
-    """(x, y) of the tip, one row per time of ``time``, with the joints at ``reference``'s theta_d and
-    the links straight: the path the controller is asked to follow."""
+    """(x, y) of the tip of ``model``, one row per time of ``time``, with the joints at ``reference``'s
+    theta_d and the links straight: the path the controller is asked to follow."""
     S = rigid_selection(model)
     n, k = len(model.coordinates), len(time)
     q = S @ np.array([reference(t)[0] for t in time]).T
@@ -35,7 +35,8 @@ def desired_tip(model, reference, time) -> np.ndarray:
 
 
 def tracking_errors(result, model, reference) -> tuple[np.ndarray, np.ndarray]:
-    """(joint errors theta_d - theta, one column per joint, rad; tip distance from the desired path, m)."""
+    """(joint errors theta_d - theta, one column per joint, rad; tip distance from the desired path, m) of
+    ``result``, a run of ``model`` tracking ``reference``."""
     theta_d = np.array([reference(t)[0] for t in result.time])
     joints = np.column_stack([result[name] for name in model.outputs_of(JOINT_ANGLE)])
     tip = np.column_stack([result[name] for name in model.outputs_of(TIP_POSITION)[:2]])

@@ -39,7 +39,8 @@ def native_fmu(arm, settings=None) -> Path:
 
 
 def python_fmu(arm_file, communication_step: float, integrator: str = "rk4") -> Path:
-    """The Python-backed plant FMU of the arm in ``arm_file`` (see ``flexfmu.targets.pythonfmu``)."""
+    """The Python-backed plant FMU of the arm in ``arm_file`` for the ``communication_step`` (s) with the
+    fixed-step ``integrator`` (see ``flexfmu.targets.pythonfmu``)."""
     from flexfmu.targets.pythonfmu import export_pythonfmu
 
     arm_file = Path(arm_file)

@@ -203,7 +203,8 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
 
 
 def write_table(rows: list[dict], path: Path) -> None:
-    """``rows`` as a CSV table, one row per point, columns in order of first appearance; floats exact."""
+    """Write ``rows`` as the CSV table ``path``, one row per point, columns in order of first appearance;
+    floats exact."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
     with open(path, "w", newline="") as stream:
         writer = csv.writer(stream)
@@ -213,7 +214,8 @@ def write_table(rows: list[dict], path: Path) -> None:
 
 
 def summary_metrics(rows: list[dict]) -> list[str]:
-    """The figures a summary plot shows: the cost terms and the largest torque, in the rows' order."""
+    """The figures a summary plot of ``rows`` shows: the cost terms and the RMS tracking error, in the
+    rows' order."""
     keys = list(dict.fromkeys(key for row in rows if row["status"] == "ok" for key in row))
     return [key for key in keys if key.startswith(("tracking", "vibration", "effort", "RMS joint tracking"))][:4]
 

@@ -22,6 +22,7 @@ import numpy as np
 import flexfmu
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.control.scenario import load_scenario
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
 from flexfmu.harness.reference import simulate_reference
 from flexfmu.harness.reproduce import Row, relative_row
 
@@ -57,8 +58,8 @@ def bang_bang(out: Path) -> list[Row]:
 
 
 def angular_momentum(model, result) -> np.ndarray:
-    """The arm's angular momentum about the base, g' M(q) qd, at every sample of ``result``: g is the
-    rigid rotation of the whole arm, which moves the first joint's coordinates (joint and rotor)."""
+    """The arm's angular momentum about the base, g' M(q) qd, at every sample of ``result`` (a run of
+    ``model``): g is the rigid rotation of the whole arm, which moves the first joint's coordinates."""
     g = np.array([1.0 if c.kind in ("joint", "rotor") and c.link == 1 else 0.0 for c in model.layout])
     q = np.column_stack([result[name] for name in model.coordinates])
     qd = np.column_stack([result[f"der({name})"] for name in model.coordinates])
@@ -74,10 +75,10 @@ def _plot(runs: dict, path: Path) -> None:
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for style, (label, (model, result)) in zip(("-", "--"), runs.items()):
-        for j, name in enumerate(model.outputs_of("joint_angle")):
+        for j, name in enumerate(model.outputs_of(JOINT_ANGLE)):
             axes[0].plot(result.time, result[name], style, color=f"C{j}", label=f"{name} ({label})")
-        for j, link in enumerate((1, 2)):
-            axes[j + 1].plot(result.time, 1e3 * result[f"link[{link}].deflection"], style, label=label)
+        for j, name in enumerate(model.outputs_of(DEFLECTION)[:2]):
+            axes[j + 1].plot(result.time, 1e3 * result[name], style, label=label)
     axes[0].set(xlabel="time [s]", ylabel="angle [rad]", title="link angles (figure 4(b), (c))")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link 1 tip deflection (figure 5(d))")
     axes[2].set(xlabel="time [s]", ylabel="deflection [mm]", title="link 2 tip deflection (figure 6(a))")
