@@ -122,3 +122,18 @@ def test_samples_follow_their_distributions(tmp_path):
     path.write_text('[parameters.kp]\ndistribution = "lognormal"\n')
     with pytest.raises(SweepError, match="parameters.kp.distribution must be one of uniform, normal"):
         sample_points(path, 3, seed=0)
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_path):
+    from flexfmu.harness.crosscheck import crosscheck
+
+    cases = [(resolve_arm("subudhi_morris_2link"), "bang_bang")]
+    serial = crosscheck(cases, tmp_path / "serial", duration=0.3)
+    parallel = crosscheck(cases, tmp_path / "parallel", duration=0.3, campaign=CampaignSettings(workers=2))
+    (a,), (b,) = serial["cases"], parallel["cases"]
+    assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
+    assert [(c["first"], c["second"], c["output"], c["max_abs"]) for c in a["comparisons"]] == \
+        [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
+    assert a["figures"] == b["figures"] and serial["passed"] and parallel["passed"]

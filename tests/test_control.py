@@ -232,6 +232,21 @@ def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     assert "iteration   1/4" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_tune_starts_run_as_a_campaign_and_the_best_start_wins(tmp_path, capsys):
+    status = main(["tune", "subudhi_morris_2link", "--scenario", "quintic_ct", "--params", "kp,kd", "--duration",
+                   "0.3", "--max-iterations", "2", "--starts", "3", "--workers", "0", "--out", str(tmp_path)])
+    assert status == 0
+    summary = json.loads((tmp_path / "tuned.json").read_text())
+    table = (tmp_path / "starts" / "results.csv").read_text().splitlines()
+    assert len(table) == 4 and len(summary["starts"]) == 3
+    assert summary["starts"][0]["start"] == {"kp": 36.0, "kd": 12.0}
+    ok = [start for start in summary["starts"] if start["status"] == "ok"]
+    best = min([start for start in ok if start["limits_kept"]] or ok, key=lambda start: start["cost"])
+    assert summary["gains_after"] == best["tuned"]
+    assert summary["predicted_cost_after"] == pytest.approx(best["cost"], rel=1e-12)
+
+
 def test_tune_command_errors_name_what_is_wrong(tmp_path, capsys):
     arm = str(ARMS_DIR / "subudhi_morris_2link.toml")
     assert main(["tune", arm, "--scenario", "bang_bang", "--params", "kp", "--out", str(tmp_path)]) == 2

@@ -34,7 +34,7 @@ def run(args) -> int:
     from flexfmu import load_arm
     from flexfmu.data import resolve_arm, resolve_scenario
     from flexfmu.harness.campaign import dask_client
-    from flexfmu.harness.crosscheck import _fmu_file, crosscheck_on, run_case
+    from flexfmu.harness.crosscheck import fmu_file, crosscheck_on, run_case
     from flexfmu.harness.fmu_cache import native_fmu
     from flexfmu.harness.report import write_report
     from flexfmu.targets.validate import validate_fmu
@@ -52,7 +52,7 @@ def run(args) -> int:
         return _summary(write_report(out, cases_done, time.perf_counter() - began), fmu, problems)
     with dask_client(settings) as client:
         arm_file = resolve_arm("yu_chen_2dof")
-        native = client.submit(_fmu_file, "native", arm_file, resolve_scenario("pd_circle"), None, pure=False,
+        native = client.submit(fmu_file, "native", arm_file, resolve_scenario("pd_circle"), None, pure=False,
                                priority=20)
         builds = {("native", str(arm_file), ""): native}
         validation = client.submit(_validate, native, pure=False, priority=15)

@@ -30,7 +30,7 @@ import casadi as ca
 import numpy as np
 import scipy.integrate
 
-from flexfmu.harness.cache import cache_dir, cached_file, content_hash
+from flexfmu.harness.cache import cached_file, content_hash
 from flexfmu.targets.build import BuildError, compiler
 
 CHUNK = 500  # samples per call into C, between progress reports
@@ -125,7 +125,6 @@ class CompiledReference:
         library = cached_file(f"reference-{content_hash(source)}.so", lambda path: _compile(source, path))
         self._run = ctypes.CDLL(str(library)).ffref_run
         self._run.restype = ctypes.c_int
-        self.cache = cache_dir()
 
     def run(self, step: float, count: int, x0, p, inputs=None, references=None, gains=None, u0=None,
             rtol: float = 1e-10, atol: float = 1e-12, progress=None, first_step: float | None = None):

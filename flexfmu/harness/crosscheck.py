@@ -49,12 +49,12 @@ def _python_fmu(case) -> Path:
     return fmu_cache.python_fmu(case.arm_file, case.scenario.step)
 
 
-def _controller_fmu_file(case) -> Path:
+def _controllerfmu_file(case) -> Path:
     return fmu_cache.controller_fmu(case.scenario_file)
 
 
 # FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.fmu_cache)
-FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu, "python": _python_fmu, "controller": _controller_fmu_file}
+FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu, "python": _python_fmu, "controller": _controllerfmu_file}
 
 
 @dataclass
@@ -290,7 +290,10 @@ def _remote_run(arm_file, scenario_file, duration, name: str, shipped: dict) -> 
     return execute_run(case_setup(arm_file, scenario_file, duration, shipped=shipped), name)
 
 
-def _fmu_file(kind: str, arm_file, scenario_file, duration):
+def fmu_file(kind: str, arm_file, scenario_file, duration):
+    """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for the case of ``arm_file`` and
+    ``scenario_file`` (duration ``duration``), as an FmuFile to ship to workers; built in the process
+    that runs it, or taken from its cache."""
     from flexfmu.harness.campaign import FmuFile
 
     return FmuFile.of(case_setup(arm_file, scenario_file, duration).fmu(kind))
@@ -325,7 +328,7 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
             for kind in RUNS[name].needs:
                 key = (kind, str(case.arm_file), str(case.scenario_file) if kind != "native" else "")
                 if key not in builds:
-                    builds[key] = client.submit(_fmu_file, kind, case.arm_file, case.scenario_file, duration,
+                    builds[key] = client.submit(fmu_file, kind, case.arm_file, case.scenario_file, duration,
                                                 pure=False, priority=10)
                 shipped[kind] = builds[key]
             futures.append(client.submit(_remote_run, case.arm_file, case.scenario_file, duration, name, shipped,

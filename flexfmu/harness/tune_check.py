@@ -25,9 +25,10 @@ import numpy as np
 
 from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.cost import CostWeights, cost_terms
-from flexfmu.control.tuning import tune
+from flexfmu.control.tuning import TuningError, tune
 from flexfmu.dynamics.metadata import JOINT_ANGLE
 from flexfmu.harness.plots import plot_before_after
+from flexfmu.harness.sweep import write_table
 from flexfmu.harness.verify import fmu_closed_loop
 from flexfmu.targets import ExportSettings, export_fmu
 
@@ -119,7 +120,9 @@ def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeigh
     began = time.perf_counter()
     if starts <= 1:
         result = tune(loop, initial, names, max_iterations=max_iterations, progress=progress, limits=bounds)
-        tried = [{"start": initial, "tuned": result.tuned, "cost": result.cost_tuned}]
+        terms = loop.terms(list(result.tuned.values()))
+        tried = [{"start": initial, "tuned": result.tuned, "cost": result.cost_tuned, "status": "ok", "error": "",
+                  "limits_kept": all(terms[term] <= bound * (1 + 1e-6) for term, bound in bounds.items())}]
     else:
         result, tried = _multi_start(model, scenario, names, out, weights, integrator, max_iterations, bounds, starts,
                                      campaign, announce)
@@ -248,17 +251,16 @@ def _multi_start(model, scenario, names, out, weights, integrator, max_iteration
     setup = StartSetup(model.arm, scenario, tuple(names), weights, integrator, max_iterations,
                        tuple(limits.items()))
     rows = run_campaign(points, tune_start, out / "starts", campaign or CampaignSettings(), "tuning starts", (setup,))
-    from flexfmu.harness.sweep import write_table
-
     write_table(rows, out / "starts" / "results.csv")
     good = [row for row in rows if row["status"] == "ok" and row["limits_kept"]] or \
         [row for row in rows if row["status"] == "ok"]
     if not good:
-        raise RuntimeError(f"every start failed; first error: {rows[0]['error']}")
+        raise TuningError(f"every one of the {starts} starts failed; the first: {rows[0]['error']}")
     best = min(good, key=lambda row: row["cost"])
     tried = [{"start": {name: row[name] for name in law.gains}, "tuned": {name: row.get(f"tuned.{name}") for name in
                                                                           law.gains},
-              "cost": row.get("cost"), "status": row["status"], "error": row["error"]} for row in rows]
+              "cost": row.get("cost"), "limits_kept": row.get("limits_kept"), "status": row["status"],
+              "error": row["error"]} for row in rows]
     tuned = {name: best[f"tuned.{name}"] for name in law.gains}
     return TuningResult(list(names), {name: best[name] for name in law.gains}, tuned, float("nan"), best["cost"],
                         f"best of {starts} starts", [best["cost"]], 0), tried
