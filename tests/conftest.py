@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -10,6 +12,10 @@ import pytest
 
 import flexfmu
 from flexfmu.data import arm_names, resolve_arm
+
+# built FMUs and compiled references (flexfmu.harness.cache) go to a cache of this test session, shared by
+# its tests (and their subprocesses), not the user's
+os.environ["FLEXFMU_CACHE"] = tempfile.mkdtemp(prefix="flexfmu-test-cache-")
 
 ARMS_DIR = resolve_arm("yu_chen_2dof").parent  # the example arms' folder (package data)
 EXAMPLE_ARMS = arm_names()

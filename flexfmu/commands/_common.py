@@ -56,6 +56,24 @@ def output_folder(option: str, path: str) -> Path:
     return folder
 
 
+def add_campaign(parser) -> None:
+    """--workers and --scheduler: where the tasks of a campaign run (see flexfmu.harness.campaign)."""
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes of the local Dask cluster (default: one per core; 0: run serially "
+                             "in this process)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786)")
+
+
+def campaign_settings(args):
+    """The CampaignSettings of ``args`` (parsed with :func:`add_campaign`)."""
+    from flexfmu.harness.campaign import CampaignSettings
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers must be >= 0, got {args.workers}")
+    return CampaignSettings(args.workers, args.scheduler)
+
+
 def positive(option: str, value: float) -> float:
     """``value`` if it is a finite number > 0, else a UsageError naming ``option``."""
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):

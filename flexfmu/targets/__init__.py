@@ -69,9 +69,10 @@ TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("sfunction", "folder for MATLAB/Simulink: a C-MEX S-function (fixed-step discrete block), a MEX "
                         "gateway for scripts and make_<arm>.m, over the FMU's C model code",
            frozenset({"integrator", "internal_step", "communication_step"}), "flexfmu.targets.sfunction:export"),
-    Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU, CVODES): a desktop cross-check "
-                        "that needs Python with flexfmu where it runs",
-           frozenset({"communication_step", "stop_time"}), "flexfmu.targets.pythonfmu:export"),
+    Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU; the Model's graph under the native "
+                        "FMU's fixed-step scheme): a desktop cross-check that needs Python with flexfmu where it runs",
+           frozenset({"integrator", "internal_step", "communication_step", "stop_time"}),
+           "flexfmu.targets.pythonfmu:export"),
 )}
 DEFAULT_TARGET = "fmi2"
 
