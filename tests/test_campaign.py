@@ -133,7 +133,8 @@ def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_pa
     serial = crosscheck(cases, tmp_path / "serial", duration=0.3)
     parallel = crosscheck(cases, tmp_path / "parallel", duration=0.3, campaign=CampaignSettings(workers=2))
     (a,), (b,) = serial["cases"], parallel["cases"]
-    assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
+    assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me",
+                                                 "pythonfmu-cs"}
     assert [(c["first"], c["second"], c["output"], c["max_abs"]) for c in a["comparisons"]] == \
         [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
     assert a["figures"] == b["figures"] and serial["passed"] and parallel["passed"]
