@@ -24,9 +24,11 @@ TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "
 # elastic deviation from the rigid robot's pose
 PLATFORM_POSITION, PLATFORM_ORIENTATION = "platform_position", "platform_orientation"
 ELASTIC_DEVIATION = "elastic_deviation"
+ENVELOPE = "envelope"            # quantities bounded by the model's validity (a Signal.limit each)
+ENVELOPE_FLAG = "envelope_flag"  # 1 while any envelope quantity is beyond its limit, else 0
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
                  TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, PLATFORM_POSITION, PLATFORM_ORIENTATION,
-                 ELASTIC_DEVIATION)
+                 ELASTIC_DEVIATION, ENVELOPE, ENVELOPE_FLAG)
 END_EFFECTOR = (TIP_POSITION, PLATFORM_POSITION)  # the groups that give an arm's end-effector position
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
@@ -78,6 +80,9 @@ class Signal:
     description : str
     link : int or None
         The 1-based link (or joint) it belongs to, if any.
+    limit : str or None
+        For an envelope quantity: the name of the parameter that bounds its magnitude (the model is valid
+        while ``|value| <= limit``); None otherwise.
     """
 
     name: str
@@ -85,6 +90,7 @@ class Signal:
     group: str
     description: str
     link: int | None = None
+    limit: str | None = None
 
 
 @dataclass(frozen=True)
