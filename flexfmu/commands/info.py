@@ -34,6 +34,15 @@ def describe(model) -> dict:
     }
 
 
+def delta_frequencies(arm, count: int = 8) -> dict:
+    """The first ``count`` natural frequencies of the Delta robot ``arm`` at its home position with the motors
+    held (:func:`flexfmu.dynamics.delta.frequencies.natural_frequencies`)."""
+    from flexfmu.dynamics.delta.frequencies import natural_frequencies
+
+    omega = natural_frequencies(arm, arm.home, count)
+    return {"position": list(arm.home), "rad/s": [float(w) for w in omega]}
+
+
 def examples() -> dict:
     """The shipped example arms (with their descriptions) and scenarios."""
     from flexfmu import load_arm
@@ -59,7 +68,10 @@ def run(args) -> int:
         return 0
     from flexfmu import build_model, load_arm
 
-    data = describe(build_model(load_arm(args.arm)))
+    arm = load_arm(args.arm)
+    data = describe(build_model(arm))
+    if arm.kind == "delta":
+        data["frequencies"] = delta_frequencies(arm)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -74,4 +86,8 @@ def run(args) -> int:
     print(f"\noutputs ({len(data['outputs'])}):")
     for row in data["outputs"]:
         print(f"  {row['name']} [{row['unit']}]")
+    if "frequencies" in data:
+        rows = data["frequencies"]
+        print(f"\nnatural frequencies at home {rows['position']} m, motors held (rad/s): "
+              + " ".join(f"{w:.4f}" for w in rows["rad/s"]))
     return 0

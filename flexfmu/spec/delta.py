@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from flexfmu.spec.checks import REQUIRED, check_keys, integer, number, show, string, sub_table, type_name, vector
 from flexfmu.spec.errors import SpecError
+from flexfmu.spec.ranges import DELTA_RANGES
 
 APPROXIMATIONS = ("linear-cubic", "cubic-quintic")
 MAX_ELEMENTS = 16
@@ -197,10 +198,10 @@ def delta_arm_from_dict(data: Mapping, source: str = "<dict>") -> DeltaArm:
     if name is not None and not name.strip():
         problems.append("name must not be empty")
     description = string(problems, data, "description", "", "")
-    base_radius = number(problems, data, "base_radius", "", gt=0)
-    platform_radius = number(problems, data, "platform_radius", "", gt=0)
-    gravity = vector(problems, data, "gravity", "", 3, (0.0, 0.0, 9.81))
-    home = vector(problems, data, "home", "", 3)
+    base_radius = _ranged(problems, data, "base_radius", "", "radius")
+    platform_radius = _ranged(problems, data, "platform_radius", "", "radius")
+    gravity = _ranged_vector(problems, data, "gravity", "", ("gravity",) * 3, (0.0, 0.0, 9.81))
+    home = _ranged_vector(problems, data, "home", "", ("position",) * 3)
     upper = _link(problems, data, "upper")
     lower = _link(problems, data, "lower")
     platform = _platform(problems, data, platform_radius)
@@ -222,7 +223,9 @@ def _link(problems, data, key):
     if table is None:
         return None
     check_keys(problems, table, key, _LINK_KEYS)
-    values = {name: number(problems, table, name, key, gt=0) for name in _LINK_KEYS}
+    kinds = {"length": "length", "width": "section", "height": "section", "density": "density", "E": "modulus",
+             "G": "modulus"}
+    values = {name: _ranged(problems, table, name, key, kinds[name]) for name in _LINK_KEYS}
     return None if None in values.values() else DeltaLink(**values)
 
 
@@ -231,19 +234,16 @@ def _platform(problems, data, radius):
     if table is None:
         return None
     check_keys(problems, table, "platform", _PLATFORM_KEYS)
-    mass = number(problems, table, "mass", "platform", gt=0)
+    mass = _ranged(problems, table, "mass", "platform", "mass")
     if "inertia" in table and "thickness" in table:
         problems.append("platform.inertia and platform.thickness are both given; give one (thickness makes the "
                         "platform a solid disk of radius platform_radius)")
         return None
     if "inertia" in table:
-        inertia = vector(problems, table, "inertia", "platform", 3)
-        if inertia is not None and min(inertia) < 0:
-            problems.append(f"platform.inertia must be >= 0, got {show(list(inertia))}")
-            inertia = None
+        inertia = _ranged_vector(problems, table, "inertia", "platform", ("inertia",) * 3)
     else:
-        thickness = number(problems, table, "thickness", "platform", gt=0,
-                           missing=" (or give platform.inertia = [Ixx, Iyy, Izz])")
+        thickness = _ranged(problems, table, "thickness", "platform", "thickness",
+                            missing=" (or give platform.inertia = [Ixx, Iyy, Izz])")
         inertia = None if None in (mass, radius, thickness) else disk_inertia(mass, radius, thickness)
     return None if None in (mass, inertia) else Platform(mass, inertia)
 
@@ -253,9 +253,9 @@ def _motor(problems, data):
     if table is None:
         return None
     check_keys(problems, table, "motor", _MOTOR_KEYS)
-    return Motor(rotor_inertia=number(problems, table, "rotor_inertia", "motor", 0.0, ge=0),
-                 gear_ratio=number(problems, table, "gear_ratio", "motor", 1.0, gt=0),
-                 viscous_friction=number(problems, table, "viscous_friction", "motor", 0.0, ge=0))
+    return Motor(rotor_inertia=_ranged(problems, table, "rotor_inertia", "motor", "rotor_inertia", 0.0),
+                 gear_ratio=_ranged(problems, table, "gear_ratio", "motor", "gear_ratio", 1.0),
+                 viscous_friction=_ranged(problems, table, "viscous_friction", "motor", "viscous_friction", 0.0))
 
 
 def _elements(problems, data):
@@ -268,13 +268,32 @@ def _elements(problems, data):
     axial_load = table.get("axial_load", True)
     if not isinstance(axial_load, bool):
         problems.append(f"elements.axial_load must be true or false, got {show(axial_load)} ({type_name(axial_load)})")
-    rayleigh = vector(problems, table, "rayleigh", "elements", 2, (0.0, 0.0))
-    if rayleigh is not None and min(rayleigh) < 0:
-        problems.append(f"elements.rayleigh must be >= 0 (alpha in 1/s, beta in s), got {show(list(rayleigh))}")
-        rayleigh = None
+    rayleigh = _ranged_vector(problems, table, "rayleigh", "elements", ("alpha", "beta"), (0.0, 0.0))
     if None in (count, approximation, rayleigh) or not isinstance(axial_load, bool):
         return None
     return Elements(count, approximation, axial_load, rayleigh)
+
+
+def _ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):
+    """The number at ``table[key]`` checked against ``DELTA_RANGES[kind]`` (:mod:`flexfmu.spec.ranges`);
+    ``problems``, ``table``, ``key``, ``path``, ``default`` and ``missing`` as for
+    :func:`flexfmu.spec.checks.number`."""
+    allowed = DELTA_RANGES[kind]
+    return number(problems, table, key, path, default, missing=missing, unit=allowed.unit, **allowed.bounds)
+
+
+def _ranged_vector(problems, table, key, path, kinds, default=REQUIRED):
+    """The vector at ``table[key]`` of ``len(kinds)`` numbers, each checked against ``DELTA_RANGES`` of its kind
+    (``problems``, ``table``, ``key``, ``path`` and ``default`` as for :func:`flexfmu.spec.checks.vector`)."""
+    values = vector(problems, table, key, path, len(kinds), default)
+    if values is None:
+        return None
+    where = f"{path}.{key}" if path else key
+    ranges = [DELTA_RANGES[kind] for kind in kinds]
+    bad = [f"{where}[{k + 1}] must be {allowed.text()} {allowed.unit}, got {show(value)}"
+           for k, (allowed, value) in enumerate(zip(ranges, values)) if not allowed.low <= value <= allowed.high]
+    problems.extend(bad)
+    return None if bad else values
 
 
 def _home_problem(arm: DeltaArm) -> str | None:

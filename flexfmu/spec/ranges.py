@@ -73,6 +73,24 @@ RANGES = {
                               "a sharp switch (a stiff ODE, small steps) to a gentle one"),
     "damping_coefficient": Range(0.0, 1e6, "N.s/m", "`modes.damping_coefficient`", "none to far beyond critical"),
 }
+# the Delta robot's numbers (kind = "delta", flexfmu.spec.delta)
+DELTA_RANGES = {
+    "radius": Range(1e-3, 100.0, "m", "`base_radius`, `platform_radius`", "as a link length"),
+    "length": RANGES["length"],
+    "section": Range(1e-5, 1.0, "m", "link `width`, `height`", "a 10 um wire to a beam a metre deep"),
+    "density": Range(1.0, 1e5, "kg/m3", "link `density`", "a foam to three times osmium"),
+    "modulus": Range(1e3, 1e13, "Pa", "link `E`, `G`", "as `E` of a planar link"),
+    "mass": Range(1e-6, 1e6, "kg", "`platform.mass`", "as a link mass"),
+    "inertia": RANGES["added_inertia"],
+    "thickness": Range(1e-5, 10.0, "m", "`platform.thickness`", "a foil to a 10 m block"),
+    "position": Range(-100.0, 100.0, "m", "each component of `home`", "within a 100 m robot's reach"),
+    "gravity": RANGES["gravity"],
+    "rotor_inertia": RANGES["rotor_inertia"],
+    "gear_ratio": RANGES["gear_ratio"],
+    "viscous_friction": RANGES["viscous_friction"],
+    "alpha": Range(0.0, 1e4, "1/s", "`elements.rayleigh[1]` (alpha)", "none to critical damping at 5000 rad/s"),
+    "beta": Range(0.0, 1.0, "s", "`elements.rayleigh[2]` (beta)", "none to critical damping at 2 rad/s"),
+}
 DAMPING_RATIO = Range(0.0, 1.0, "1", "`modes.damping_ratio`", "underdamped modes: 1 or more is no oscillation")
 
 MAX_LINKS = 20

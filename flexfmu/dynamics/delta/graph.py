@@ -63,7 +63,8 @@ def delta_parameters(arm) -> list[Parameter]:
              for axis, value in zip("xyz", arm.platform.inertia)]
     rows += [
         Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)"),
-        Parameter("motor.gear_ratio", arm.motor.gear_ratio, "1", "gear ratio of each motor (motor turns per link turn)"),
+        Parameter("motor.gear_ratio", arm.motor.gear_ratio, "1",
+                  "gear ratio of each motor (motor turns per link turn)"),
         Parameter("motor.viscous_friction", arm.motor.viscous_friction, "N.m.s/rad",
                   "viscous friction of each motor (joint side)"),
         Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates"),

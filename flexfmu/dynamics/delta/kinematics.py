@@ -37,6 +37,7 @@ import numpy as np
 from flexfmu.dynamics.delta.geometry import chain_rotation, rot_y, unit
 from flexfmu.errors import FlexfmuError
 
+BOUNDARY = 1e-12  # relative round-off within which a position on the workspace boundary counts as on it
 SINGULAR = 1e-6  # relative size of the smallest singular value below which a pose counts as singular
 
 
@@ -108,7 +109,10 @@ def inverse_kinematics(P, dims: Dimensions):
         x, y, z = ca.vertsplit(ca.mtimes(chain_frame(i).T, P))
         l, m = 2 * L1 * (r - x), 2 * L1 * z
         n = L2**2 - L1**2 - (x - r) ** 2 - y**2 - z**2
-        base, spread = ca.atan2(m, l), ca.acos(n / ca.sqrt(l**2 + m**2))
+        ratio = n / ca.sqrt(l**2 + m**2)
+        # on the workspace boundary (a stretched or folded chain, singular) to round-off: a double root
+        ratio = ca.if_else(ca.fabs(ratio) <= 1 + BOUNDARY, ca.fmin(ca.fmax(ratio, -1), 1), ratio)
+        base, spread = ca.atan2(m, l), ca.acos(ratio)
         a, b = base + spread, base - spread
         root = ca.if_else(ca.cos(a) >= ca.cos(b), a, b)
         angles.append(ca.atan2(ca.sin(root), ca.cos(root)))

@@ -113,7 +113,8 @@ def chain_map_template(energy) -> ca.Function:
     z = (phi1, phi2, phi3, the platform's six elastic coordinates, the chain's own), values link by link,
     node by node."""
     m = energy.layout.chain_size
-    z, z_rate, chain_angle, p = ca.SX.sym("z", 9 + m), ca.SX.sym("z_rate", 9 + m), ca.SX.sym("chain_angle"), energy.P.vector
+    z, z_rate, chain_angle = ca.SX.sym("z", 9 + m), ca.SX.sym("z_rate", 9 + m), ca.SX.sym("chain_angle")
+    p = energy.P.vector
     f = chain_frames_from_angles(rot_z(chain_angle), z[0], z[1], z[2], energy.dims)
     nodes = chain_nodes(energy.layout, f, z[3:9], z[9:])
     values = ca.vertcat(*[v for link in LINKS for v in nodes[link]])
