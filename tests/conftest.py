@@ -22,7 +22,7 @@ EXAMPLE_ARMS = arm_names()
 
 
 @lru_cache(maxsize=None)
-def example_model(name: str, method: str = "closed_form"):
+def example_model(name: str, method: str | None = None):
     return flexfmu.build_model(flexfmu.load_arm(ARMS_DIR / f"{name}.toml"), method)
 
 
