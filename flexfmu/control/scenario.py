@@ -85,7 +85,8 @@ class Scenario:
         raise AssertionError("load_scenario requires a default tolerance")
 
     def initial_state(self, model):
-        """x0 = [q0; 0] for ``model`` with the scenario's initial coordinates (the others zero).
+        """x0 = [q0; 0] for ``model`` with the scenario's initial coordinates (the others at the arm's start pose:
+        zero for serial arms, the home pose for a Delta robot).
 
         Raises
         ------
@@ -98,7 +99,7 @@ class Scenario:
         if unknown:
             raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not coordinates of arm "
                                 f"{model.arm.name!r} ({', '.join(model.coordinates)})")
-        x0 = np.zeros(2 * len(model.coordinates))
+        x0 = np.concatenate([model.start_coordinates, np.zeros(len(model.coordinates))])
         for name, value in self.initial.items():
             x0[model.coordinates.index(name)] = value
         return x0

@@ -85,7 +85,7 @@ def simulate_reference(
     duration, step : float
         End time and output interval (s); inputs are held over each interval.
     x0 : array, optional
-        Initial state [q; qd] (zeros by default).
+        Initial state [q; qd] (the start pose at rest by default).
     inputs : callable t -> u, optional
         Evaluated at the start of each interval (zeros by default).
     p : array, optional
@@ -102,7 +102,7 @@ def simulate_reference(
     """
     n, nu = len(model.coordinates), len(model.inputs)
     grid = np.linspace(0.0, duration, int(round(duration / step)) + 1)
-    x0 = np.zeros(2 * n) if x0 is None else np.asarray(x0, float)
+    x0 = np.concatenate([model.start_coordinates, np.zeros(n)]) if x0 is None else np.asarray(x0, float)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     u_grid = np.array([np.zeros(nu) if inputs is None else np.asarray(inputs(t), float) for t in grid])
     states = integrate_held(model, grid, x0, u_grid, p, rtol, atol, method)
