@@ -77,3 +77,80 @@ def quintic_reference(start, goal, duration: float):
         return start + shape * (goal - start), rate * (goal - start), accel * (goal - start)
 
     return reference
+
+
+def septic(s: float) -> tuple[float, float, float]:
+    """The septic rest-to-rest blend 35 s^4 - 84 s^5 + 70 s^6 - 20 s^7 on s in [0, 1] (zero velocity,
+    acceleration and jerk at both ends; held outside) and its first and second derivatives in s."""
+    s = min(max(s, 0.0), 1.0)
+    return (35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7, 140 * s**3 - 420 * s**4 + 420 * s**5 - 140 * s**6,
+            420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5)
+
+
+def platform_circle(center, radius: float, frequency: float):
+    """t -> (P, P', P''): the platform centre on a horizontal circle about ``center`` (m) of ``radius`` (m) at
+    ``frequency`` revolutions per second, starting at ``center + (radius, 0, 0)`` (paper 003, section 5.3)."""
+    center, w = np.asarray(center, float), 2 * np.pi * frequency
+
+    def path(t: float):
+        c, s = np.cos(w * t), np.sin(w * t)
+        return (center + radius * np.array([c, s, 0.0]), radius * w * np.array([-s, c, 0.0]),
+                -radius * w * w * np.array([c, s, 0.0]))
+
+    return path
+
+
+def inverted_u(start, travel, times):
+    """t -> (P, P', P''): paper 003's pick-and-place path (section 5.4). X and Y go from ``start`` to
+    ``start + travel`` between ``times[1]`` and ``times[3]``; Z goes to ``start + travel`` between
+    ``times[0]`` and ``times[2]`` and back between ``times[2]`` and ``times[4]``; each move a septic blend.
+
+    Parameters
+    ----------
+    start, travel : sequence of 3 floats
+        (X0, Y0, Z0) and (dX, dY, dZ), m.
+    times : sequence of 5 floats
+        (t0, t1, t2, t3, tf), s.
+    """
+    start, travel = np.asarray(start, float), np.asarray(travel, float)
+    t0, t1, t2, t3, tf = times
+
+    def blend(t, a, b):
+        value, rate, accel = septic((t - a) / (b - a))
+        inside = a < t < b
+        return value, rate / (b - a) * inside, accel / (b - a) ** 2 * inside
+
+    def path(t: float):
+        xy = blend(t, t1, t3)
+        z = blend(t, t0, t2) if t < t2 else tuple(-v if k else 1 - v for k, v in enumerate(blend(t, t2, tf)))
+        return tuple(start * (k == 0) + travel * np.array([xy[k], xy[k], z[k]]) for k in range(3))
+
+    return path
+
+
+def platform_reference(path, kinematics, step: float = 1e-5):
+    """t -> (theta_d, dtheta_d, ddtheta_d): the motor angles of a Delta robot whose platform follows ``path``
+    (t -> (P, P', P'')), through its inverse kinematics and Jacobian; the accelerations by a central difference
+    of the rates over ``step`` s.
+
+    Parameters
+    ----------
+    path : callable
+        t -> (P, P', P''), m, m/s, m/s^2, base frame.
+    kinematics : flexfmu.dynamics.delta.kinematics.DeltaKinematics
+        The robot's kinematics.
+    step : float
+        Time step of the difference, s.
+    """
+
+    def rates(t: float):
+        P, P_rate, _ = path(t)
+        theta = kinematics.inverse(P)
+        return theta, np.linalg.solve(kinematics.jacobian(theta), P_rate)
+
+    def reference(t: float):
+        theta, rate = rates(t)
+        accel = (rates(t + step)[1] - rates(max(t - step, 0.0))[1]) / (t + step - max(t - step, 0.0))
+        return theta, rate, accel
+
+    return reference

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from flexfmu.control.controllers import HeldInputs, SampledController
 from flexfmu.control.laws import LAWS, build_law
-from flexfmu.control.references import circle_reference, quintic_reference
+from flexfmu.control.references import (circle_reference, inverted_u, platform_circle, platform_reference,
+                                        quintic_reference)
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS
 from flexfmu.errors import FlexfmuError, InputError
 
 CONTROLLER_KINDS = ("held", *LAWS)
-REFERENCE_KINDS = ("circle", "quintic")
+REFERENCE_KINDS = ("circle", "quintic", "platform_circle", "inverted_u")  # the last two: Delta robots
 REQUIRED = ("name", "arm", "duration", "step", "controller", "compare", "tolerances")
 
 __all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_names", "scenarios_for"]
@@ -121,6 +122,8 @@ class Scenario:
         """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario for ``model`` (whose link lengths a circle
         reference reads)."""
         spec = self.controller["reference"]
+        if spec["kind"] in ("platform_circle", "inverted_u"):
+            return platform_reference(self._platform_path(spec), delta_kinematics(model))
         if spec["kind"] == "circle":
             if len(model.inputs) != 2:
                 raise ScenarioError(f"scenario {self.name}: the circle reference is the inverse kinematics of a "
@@ -128,6 +131,12 @@ class Scenario:
             lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
             return circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
         return quintic_reference(spec["start"], spec["goal"], spec["move_time"])
+
+    def _platform_path(self, spec: dict):
+        """t -> (P, P', P'') of a Delta robot's platform reference ``spec``."""
+        if spec["kind"] == "platform_circle":
+            return platform_circle(spec["center"], spec["radius"], spec["frequency"])
+        return inverted_u(spec["start"], spec["travel"], spec["times"])
 
     def build_controller(self, model, gains: dict | None = None):
         """The controller object of this scenario for ``model``; ``gains``
@@ -141,6 +150,23 @@ class Scenario:
             return HeldInputs(self.controller["switches"], list(model.inputs))
         law = self.law(model)
         return SampledController(law, law.gain_vector(gains), self.reference(model))
+
+
+def delta_kinematics(model):
+    """The DeltaKinematics of a Delta robot's ``model`` at its nominal dimensions.
+
+    Raises
+    ------
+    ScenarioError
+        If ``model`` is not a Delta robot.
+    """
+    from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
+
+    if model.arm.kind != "delta":
+        raise ScenarioError(f"a platform path needs a Delta robot; arm {model.arm.name!r} is {model.arm.kind}")
+    values = model.parameters
+    return DeltaKinematics(Dimensions(*(values[name] for name in (
+        "base.radius", "platform.radius", "upper.length", "lower.length"))))
 
 
 def scenarios_for(arm_name: str) -> list[str]:

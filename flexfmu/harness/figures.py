@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexfmu.control.laws import rigid_selection
-from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, TIP_POSITION
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, PLATFORM_POSITION, TIP_POSITION
 
 TRANSIENT_S = 2.0  # the start transient, s (half the run when that is shorter)
 
@@ -22,15 +22,21 @@ def settled(time: np.ndarray) -> np.ndarray:
     return time >= min(TRANSIENT_S, 0.5 * float(time[-1])) - 1e-9
 
 
+def end_effector(model) -> list[str]:
+    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y), a Delta robot's
+    platform centre (x, y, z)."""
+    return model.outputs_of(TIP_POSITION)[:2] or model.outputs_of(PLATFORM_POSITION)
+
+
 def desired_tip(model, reference, time) -> np.ndarray:
-    """(x, y) of the tip of ``model``, one row per time of ``time``, with the joints at ``reference``'s
+    """The end effector (:func:`end_effector`) of ``model``, one row per time of ``time``, with the joints at ``reference``'s
     theta_d and the links straight: the path the controller is asked to follow."""
     S = rigid_selection(model)
     n, k = len(model.coordinates), len(time)
     q = S @ np.array([reference(t)[0] for t in time]).T
     y = np.array(model.outputs.map(k)(q, np.zeros((n, k)), np.zeros((len(model.inputs), k)),
                                       model.nominal_parameters))
-    rows = [model.output_names.index(name) for name in model.outputs_of(TIP_POSITION)[:2]]
+    rows = [model.output_names.index(name) for name in end_effector(model)]
     return y[rows].T
 
 
@@ -39,7 +45,7 @@ def tracking_errors(result, model, reference) -> tuple[np.ndarray, np.ndarray]:
     ``result``, a run of ``model`` tracking ``reference``."""
     theta_d = np.array([reference(t)[0] for t in result.time])
     joints = np.column_stack([result[name] for name in model.outputs_of(JOINT_ANGLE)])
-    tip = np.column_stack([result[name] for name in model.outputs_of(TIP_POSITION)[:2]])
+    tip = np.column_stack([result[name] for name in end_effector(model)])
     return theta_d - joints, np.linalg.norm(tip - desired_tip(model, reference, result.time), axis=1)
 
 

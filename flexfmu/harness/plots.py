@@ -6,7 +6,8 @@ from pathlib import Path
 
 import matplotlib
 
-from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE, TIP_POSITION
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE
+from flexfmu.harness.figures import end_effector
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -32,7 +33,7 @@ def plot_simulation(result, model, path: str | Path) -> None:
         axes[1].plot(t, 1e3 * result[name], label=name)
     axes[0].set(xlabel="time [s]", ylabel="angle [rad]", title="joint and motor angles")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
-    x, y = model.outputs_of(TIP_POSITION)[:2]
+    x, y = end_effector(model)[:2]
     axes[2].plot(result[x], result[y])
     axes[2].plot(result[x][0], result[y][0], "o", label="start")
     axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
@@ -114,7 +115,7 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
             axes[0].plot(run.time, run[name], style, color=f"C{j}", label=f"{name} ({label})")
         for i, name in enumerate(model.outputs_of(DEFLECTION)):
             axes[1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
-        x, y = model.outputs_of(TIP_POSITION)[:2]
+        x, y = end_effector(model)[:2]
         axes[2].plot(run[x], run[y], style, label=label)
     for ax in axes[:2]:
         ax.axvline(move_time, color="k", lw=0.8)
@@ -154,7 +155,7 @@ def plot_scenario(result, model, reference, path: str | Path, title: str, open_l
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     t = result.time
-    x, y = model.outputs_of(TIP_POSITION)[:2]
+    x, y = end_effector(model)[:2]
     path_ax, error_ax, tip_ax, torque_ax = axes.flat
     if not open_loop:
         desired = desired_tip(model, reference, t)
