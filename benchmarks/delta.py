@@ -74,10 +74,10 @@ def main() -> int:
             print(f"{count:>8}{row['coordinates']:>7}{build_s:>9.2f}{row['export_total_s']:>9.2f}"
                   f"{row['substeps_per_ms']:>7}{row['dostep_ns_median'] / 1e3:>11.1f}"
                   f"{row['frequency_analysis_s_median']:>9.3f}", flush=True)
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": describe(), "rows": rows}, indent=2) + "\n")
-    print(f"wrote {out}")
+            out = Path(args.json)  # after every row: the larger models take minutes
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"machine": describe(), "rows": rows}, indent=2) + "\n")
+            print(f"wrote {out}")
     return 0
 
 

@@ -203,6 +203,7 @@ def test_rigid_inverse_dynamics_matches_virtual_work_on_the_circle(model, kinema
         return np.array([0.1 * np.cos(2 * np.pi * time), 0.1 * np.sin(2 * np.pi * time), 0.5])
 
     theta, rate, accel, expected = dalembert_torques(kinematics, circle, t)
+    expected += model.arm.motor.gear_ratio**2 * model.arm.motor.rotor_inertia * accel  # the rotors, geared
     assert np.abs(rate).max() > 0.5 and np.abs(accel).max() > 3  # a real dynamic check, not statics
     np.testing.assert_allclose(model_torques(model, theta, rate, accel), expected, rtol=2e-4, atol=2e-4)
 

@@ -57,5 +57,5 @@ def test_the_delta_fmu_follows_the_reference(delta, interface):
     for name in record:
         error = np.abs(fmu[name] - reference[name]).max()
         assert error < 1e-7, f"{name}: {error:.3g}"
-    assert np.ptp(reference["platform.x"]) > 2e-4  # the platform really moved (tenths of a mm)
+    assert np.ptp(reference["platform.x"]) > 5e-5  # the platform really moved (geared motors: 0.08 mm)
     assert np.ptp(reference["deviation.z"]) > 1e-5  # and the links really deformed

@@ -80,8 +80,9 @@ def quintic_reference(start, goal, duration: float):
 
 
 def septic(s: float) -> tuple[float, float, float]:
-    """The septic rest-to-rest blend 35 s^4 - 84 s^5 + 70 s^6 - 20 s^7 on s in [0, 1] (zero velocity,
-    acceleration and jerk at both ends; held outside) and its first and second derivatives in s."""
+    """The septic rest-to-rest blend 35 s^4 - 84 s^5 + 70 s^6 - 20 s^7 of the normalised time ``s`` in [0, 1]
+    (zero velocity, acceleration and jerk at both ends; held outside) and its first and second derivatives in
+    ``s``."""
     s = min(max(s, 0.0), 1.0)
     return (35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7, 140 * s**3 - 420 * s**4 + 420 * s**5 - 140 * s**6,
             420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5)
