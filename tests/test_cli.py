@@ -18,7 +18,12 @@ def test_info_json_lists_the_model(arm_name, capsys):
     assert data["name"] == arm_name
     assert data["coordinates"][0] == "theta[1]"
     assert all(row["unit"] for row in data["parameters"])
-    assert [row["name"] for row in data["inputs"]] == [f"tau[{j}]" for j in range(1, len(data["inputs"]) + 1)]
+    expected = []
+    for joint in (c for c in data["layout"] if c["kind"] == "joint"):
+        j = joint["link"]
+        expected += [f"theta[{j}]", f"der(theta[{j}])", f"der(theta[{j}],2)"] if joint["prescribed"] else [f"tau[{j}]"]
+    assert [row["name"] for row in data["inputs"]] == expected
+    assert data["states"] == [c["name"] for c in data["layout"] if not c["prescribed"]]
     assert {"tip.x", "tip.y", "tip.ax", "tip.ay"} <= {row["name"] for row in data["outputs"]}
 
 

@@ -24,7 +24,7 @@ def parameters_and_constants(model, dynamics, rng=None):
 
 
 def random_point(model, rng):
-    n, nu = len(model.coordinates), len(model.inputs)
+    n, nu = len(model.states), len(model.inputs)
     return rng.normal(size=2 * n), rng.normal(size=nu)
 
 

@@ -20,11 +20,18 @@ MODE, MODE_RATE = "mode", "mode_rate"                      # modal coordinates a
 LINK_TIP = "link_tip"                                      # every link's deflected tip
 DEFLECTION = "deflection"                                  # each flexible link's tip deflection
 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
+JOINT_TORQUE = "joint_torque"                              # torque a prescribed joint applies
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, JOINT_TORQUE)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
+# Input groups: a joint is driven by its torque, or by a prescribed motion
+# (its angle, rate and acceleration are inputs; its torque is an output).
 TORQUE = "torque"
+PRESCRIBED_ANGLE, PRESCRIBED_RATE = "prescribed_angle", "prescribed_rate"
+PRESCRIBED_ACCELERATION = "prescribed_acceleration"
+PRESCRIBED = (PRESCRIBED_ANGLE, PRESCRIBED_RATE, PRESCRIBED_ACCELERATION)
+INPUT_GROUPS = (TORQUE, *PRESCRIBED)
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,9 @@ class Coordinate:
         ``"rad"`` or ``"m"``.
     mode : int or None
         The 1-based mode number of a modal coordinate.
+    prescribed : bool
+        True for the angle of a prescribed joint: an input of the model,
+        not a state (its rate and acceleration are inputs too).
     """
 
     name: str
@@ -51,6 +61,7 @@ class Coordinate:
     link: int
     unit: str
     mode: int | None = None
+    prescribed: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,7 +74,8 @@ class Signal:
         ``tau[1]``, ``joint[1].angle``, ``tip.x``, ...
     unit : str
     group : str
-        What it measures or drives (the constants of this module); the
+        What it measures or drives (the constants of this module: output
+        groups, and for inputs ``torque`` or one of :data:`PRESCRIBED`); the
         members of a group are listed in link order.
     description : str
     link : int or None

@@ -11,7 +11,9 @@ right-hand side fails its error test. Runs of equal inputs are integrated in
 one go (one integrator per segment); when the input changes at nearly every
 sample, one integrator over a single interval is reused.
 ``method="adams"`` is the non-dissipative choice for energy checks, ``"bdf"``
-the robust one for stiff arms.
+the robust one for stiff arms. States are x = [q; qd] over the model's
+state coordinates (``Model.states``: a prescribed joint's angle, rate and
+acceleration are inputs, held like torques).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def integrator_options(rtol: float, atol: float, method: str) -> dict:
 
 def reference_dae(model: Model) -> dict:
     """ODE of ``model`` with the held input and the parameters together as CVODES' p."""
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar)
     return {"x": x, "p": up, "ode": model.state_derivative(x, up[:nu], up[nu:])}
 
@@ -83,7 +85,7 @@ def simulate_reference(
     duration, step : float
         End time and output interval (s); inputs are held over each interval.
     x0 : array, optional
-        Initial state [q; qd] (zeros by default).
+        Initial state [q; qd] over the state coordinates (zeros by default).
     inputs : callable t -> u, optional
         Evaluated at the start of each interval (zeros by default).
     p : array, optional
@@ -98,7 +100,7 @@ def simulate_reference(
     Result
         States, their derivatives' names ``der(...)``, inputs and outputs on the grid 0, step, ..., duration.
     """
-    n, nu = len(model.coordinates), len(model.inputs)
+    n, nu = len(model.states), len(model.inputs)
     grid = np.linspace(0.0, duration, int(round(duration / step)) + 1)
     x0 = np.zeros(2 * n) if x0 is None else np.asarray(x0, float)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
@@ -110,11 +112,11 @@ def simulate_reference(
 def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
     """States, inputs and outputs of a run of ``model`` as a Result: ``states`` (one row per time of
     ``grid``) and the held inputs ``u_grid``, with the outputs computed at parameters ``p``."""
-    n = len(model.coordinates)
+    n = len(model.states)
     y = model.outputs.map(len(grid))(states[:, :n].T, states[:, n:].T, u_grid.T, p).full().T
-    coords = model.coordinates
+    coords = model.states
     names = coords + [f"der({c})" for c in coords] + model.inputs + model.output_names
-    units = [c.unit for c in model.layout] + [c.unit + "/s" for c in model.layout]
+    units = [c.unit for c in model.state_layout] + [c.unit + "/s" for c in model.state_layout]
     units += [s.unit for s in model.input_table] + model.output_units
     return Result(grid, names, units, np.hstack([states, u_grid, y]))
 
@@ -138,7 +140,7 @@ def reference_run(model: Model, scenario, controller, p=None, progress=None) -> 
         Called as progress(done, total) after each sample of a closed loop.
     """
     p = model.nominal_parameters if p is None else np.asarray(p, float)
-    grid, n = scenario.grid(), len(model.coordinates)
+    grid, n = scenario.grid(), len(model.states)
     x0 = scenario.initial_state(model)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])

@@ -21,7 +21,7 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.checks import (
-    REQUIRED, as_number, check_keys, integer, is_number, number, plural, show, string, sub_table,
+    REQUIRED, as_number, boolean, check_keys, integer, is_number, number, plural, show, string, sub_table,
     table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
@@ -32,10 +32,10 @@ _TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "p
 _LINK_KINDS = ("rigid", "flexible")
 _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
-_FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes")
+_FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes", "geometric_stiffening")
 _MODES_COMMON = ("family", "count", "damping_ratio", "damping_coefficient")
 _JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
-                 "coulomb_friction", "coulomb_velocity")
+                 "coulomb_friction", "coulomb_velocity", "prescribed")
 _FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
 _LUMPED_KEYS = ("link", "position", "mass", "inertia")
 _PAYLOAD_KEYS = ("mass", "inertia")
@@ -86,6 +86,8 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
         payload = Payload(mass=number(problems, payload_table, "mass", "payload", 0.0, ge=0),
                           inertia=number(problems, payload_table, "inertia", "payload", 0.0, ge=0))
 
+    if len(links) == len(link_tables or []):
+        _check_prescribed(problems, links)
     if problems:
         raise SpecError(problems, source)
     return Arm(name=name, links=tuple(links), description=description,
@@ -124,9 +126,39 @@ def _link(problems, table, path):
         modes = _modes(problems, table, path)
         return FlexibleLink(length=length, mass_per_length=mass_per_length,
                             EI=bending_stiffness, modes=modes,
-                            joint=_joint(problems, table, path))
+                            joint=_joint(problems, table, path),
+                            geometric_stiffening=boolean(problems, table, "geometric_stiffening", path, True))
     _joint(problems, table, path)  # still report its problems
     return None
+
+
+def _link_frame(link):
+    """The frame of a link's modes (None for a rigid link or unusable modes)."""
+    if not isinstance(link, FlexibleLink) or link.modes is None or link.modes.family is None:
+        return None
+    return FAMILIES[link.modes.family].frame or link.modes.frame
+
+
+def _check_prescribed(problems, links):
+    """A prescribed joint drives the coordinate theta[j] itself, so its torque
+    must act on theta[j] alone: on a rigid joint between links whose frames
+    are tangent at that joint (a rigid or tangent-framed link j, and a rigid
+    or tangent-framed link j-1). A chord frame turns the joint's torque into
+    modal forces too (paper 000 eq. 29-32)."""
+    for j, link in enumerate(links, start=1):
+        joint = link.joint if link is not None else None
+        if joint is None or not joint.prescribed:
+            continue
+        where = f"link[{j}].joint.prescribed"
+        if joint.kind != "rigid":
+            problems.append(f"{where} is only allowed for a rigid joint (kind = \"rigid\"); joint {j} is "
+                            f"{joint.kind} (prescribing a rotor angle is not supported)")
+            continue
+        chord = [i for i in (j - 1, j) if i >= 1 and _link_frame(links[i - 1]) == "chord"]
+        if chord:
+            problems.append(f"{where} needs tangent frames at joint {j}, but link {chord[0]} has chord-framed "
+                            f"modes ({links[chord[0] - 1].modes.family}), whose slope at the joint the torque "
+                            f"also drives; use a clamped family (tangent frame) there")
 
 
 def _mass_per_length(problems, table, path, length):
@@ -276,6 +308,7 @@ def _joint(problems, link_table, link_path):
         viscous_friction=number(problems, table, "viscous_friction", path, 0.0, ge=0),
         coulomb_friction=number(problems, table, "coulomb_friction", path, 0.0, ge=0),
         coulomb_velocity=number(problems, table, "coulomb_velocity", path, 0.01, gt=0),
+        prescribed=boolean(problems, table, "prescribed", path, False),
     )
 
 

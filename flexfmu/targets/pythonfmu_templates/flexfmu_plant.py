@@ -36,7 +36,7 @@ def held_input_integrator(model, rtol: float, atol: float) -> ca.Function:
     A call is a fresh CVODES run, i.e. the integrator restarts at every
     step, where the held input may jump.
     """
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar + 1)
     ode = up[-1] * model.state_derivative(x, up[:nu], up[nu:nu + npar])
     options = {"abstol": atol, "reltol": rtol, "linear_multistep_method": "bdf", "max_num_steps": 1_000_000}
@@ -45,7 +45,7 @@ def held_input_integrator(model, rtol: float, atol: float) -> ca.Function:
 
 def observation(model) -> ca.Function:
     """(x, u, p) -> (accelerations, outputs), the values computed from the state."""
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
     q, qd = x[:n], x[n:]
     return ca.Function("observation", [x, u, p], [model.forward_dynamics(q, qd, u, p), model.outputs(q, qd, u, p)])
@@ -69,7 +69,7 @@ class FlexfmuPlant(Fmi2Slave):
             tolerance=config["rtol"],
         )
         model = flexfmu.build_model(flexfmu.load_arm(Path(self.resources) / config["arm"]))
-        n = len(model.coordinates)
+        n = len(model.states)
         self._x = np.zeros(2 * n)
         self._u = np.zeros(len(model.inputs))
         self._p = model.nominal_parameters
