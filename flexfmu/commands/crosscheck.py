@@ -20,7 +20,23 @@ def add_parser(sub) -> None:
     parser.add_argument("--all", action="store_true", help="every example arm with its scenarios")
     add_out(parser, "out/crosscheck")
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenarios to this many seconds")
+    parser.add_argument("--motion", default="", help="parameters of the scenarios' prescribed motion, e.g. 'w0=6' "
+                                                     "(scenario spinup)")
     parser.set_defaults(run=run)
+
+
+def motion_parameters(text: str) -> dict[str, float]:
+    """'name=value,...' of ``--motion`` as floats (the scenario checks the names)."""
+    values = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        try:
+            values[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise UsageError(f"--motion {item!r}: expected NAME=NUMBER, e.g. w0=6")
+    return values
 
 
 def run(args) -> int:
@@ -44,7 +60,7 @@ def run(args) -> int:
         for scenario in names:
             load_scenario(scenario)
         cases = [(arm_file, scenario) for scenario in names]
-    report = crosscheck(cases, args.out, duration)
+    report = crosscheck(cases, args.out, duration, motion_parameters(args.motion))
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
     for case in report["cases"]:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
