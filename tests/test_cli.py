@@ -61,6 +61,19 @@ def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("args, fragment", [
+    (["--motion", "w0"], "--motion 'w0': expected NAME=NUMBER"),
+    (["--motion", "speed=6"], "no motion parameter speed (its motion has: w0, ramp_time)"),
+    (["--scenario", "free_vibration", "--motion", "w0=6"], "none of the scenarios has a prescribed motion"),
+])
+def test_crosscheck_motion_parameters_are_checked_before_anything_runs(args, fragment, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["crosscheck", "spinup_beam", "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1
+    assert not (out / "report.json").exists()
+
+
 # --- one error path: every subcommand, every kind of bad input --------------------------
 
 BAD_ARMS = {

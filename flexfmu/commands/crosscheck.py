@@ -60,7 +60,13 @@ def run(args) -> int:
         for scenario in names:
             load_scenario(scenario)
         cases = [(arm_file, scenario) for scenario in names]
-    report = crosscheck(cases, args.out, duration, motion_parameters(args.motion))
+    motion = motion_parameters(args.motion)
+    if motion:
+        loaded = [(arm, load_scenario(scenario)) for arm, scenario in cases]
+        if not any(scenario.motion for _, scenario in loaded):
+            raise UsageError("--motion: none of the scenarios has a prescribed motion ([motion] table)")
+        cases = [(arm, scenario.with_motion(**motion) if scenario.motion else scenario) for arm, scenario in loaded]
+    report = crosscheck(cases, args.out, duration)
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
     for case in report["cases"]:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)

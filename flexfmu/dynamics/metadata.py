@@ -20,9 +20,8 @@ MODE, MODE_RATE = "mode", "mode_rate"                      # modal coordinates a
 LINK_TIP = "link_tip"                                      # every link's deflected tip
 DEFLECTION = "deflection"                                  # each flexible link's tip deflection
 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
-JOINT_TORQUE = "joint_torque"                              # torque a prescribed joint applies
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, JOINT_TORQUE)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
 # Input groups: a joint is driven by its torque, or by a prescribed motion
@@ -32,6 +31,8 @@ PRESCRIBED_ANGLE, PRESCRIBED_RATE = "prescribed_angle", "prescribed_rate"
 PRESCRIBED_ACCELERATION = "prescribed_acceleration"
 PRESCRIBED = (PRESCRIBED_ANGLE, PRESCRIBED_RATE, PRESCRIBED_ACCELERATION)
 INPUT_GROUPS = (TORQUE, *PRESCRIBED)
+JOINT_TORQUE = "joint_torque"  # output: the torque a prescribed joint applies (the outputs' last group)
+OUTPUT_GROUPS += (JOINT_TORQUE,)
 
 
 @dataclass(frozen=True)

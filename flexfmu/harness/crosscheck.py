@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import flexfmu
-from flexfmu.control.scenario import load_scenario, scenarios_for
+from flexfmu.control.scenario import Scenario, load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm
 from flexfmu.harness.compare import compare_runs
 from flexfmu.harness.progress import Progress
@@ -27,16 +27,16 @@ from flexfmu.targets.pythonfmu import export_controller_fmu, export_pythonfmu
 RUNS = ("reference", "native-cs", "native-me", "pythonfmu-cs", "controller-fmu")
 
 
-def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = None,
-             fmu_arm=None, runs=RUNS, motion: dict | None = None) -> dict:
+def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
+             fmu_arm=None, runs=RUNS) -> dict:
     """Run ``scenario_name`` on the arm and compare every pair of runs.
 
     Parameters
     ----------
     arm_path : str or Path
         The arm file, or the name of an example arm.
-    scenario_name : str
-        A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`).
+    scenario_name : str, Path or Scenario
+        A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`), or a loaded one.
     out : Path
         Folder for the FMUs (in ``out/fmus``) and the plot.
     duration : float, optional
@@ -46,20 +46,15 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
         show that the comparison catches a wrong FMU.
     runs : iterable of str
         Which of :data:`RUNS` to make (the reference always runs).
-    motion : dict, optional
-        Parameters of the scenario's prescribed motion (``{"w0": 6.0}``), see
-        :meth:`flexfmu.control.scenario.Scenario.with_motion`.
 
     Returns
     -------
     dict
         The case's entry of the report: arm, scenario, seconds per run, comparisons and plot file.
     """
-    scenario = load_scenario(scenario_name)
+    scenario = scenario_name if isinstance(scenario_name, Scenario) else load_scenario(scenario_name)
     if duration is not None:
         scenario = dataclasses.replace(scenario, duration=duration)
-    if motion:
-        scenario = scenario.with_motion(**motion)
     arm_file = resolve_arm(arm_path)
     arm = flexfmu.load_arm(arm_file)
     model = flexfmu.build_model(arm)
@@ -103,14 +98,11 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
             "runs": seconds, "comparisons": [c.as_dict() for c in comparisons], "plot": plot}
 
 
-def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None,
-               motion: dict | None = None) -> dict:
+def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None) -> dict:
     """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``; ``duration``, when
-    given, overrides every scenario's duration (s), ``motion`` the parameters of their prescribed motion
-    (scenarios without one are run as they are). Returns the report as a dict."""
+    given, overrides every scenario's duration (s). Returns the report as a dict."""
     start = time.perf_counter()
-    results = [run_case(arm_path, scenario, out, duration, motion=motion if load_scenario(scenario).motion else None)
-               for arm_path, scenario in cases]
+    results = [run_case(arm_path, scenario, out, duration) for arm_path, scenario in cases]
     return write_report(out, results, time.perf_counter() - start)
 
 

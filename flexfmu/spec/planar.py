@@ -301,6 +301,7 @@ def _joint(problems, link_table, link_path):
         rotor_inertia = number(problems, table, "rotor_inertia", path, 0.0, ge=0)
     return Joint(
         kind=kind,
+        prescribed=boolean(problems, table, "prescribed", path, False),
         stiffness=stiffness,
         spring_damping=spring_damping,
         rotor_inertia=rotor_inertia,
@@ -308,7 +309,6 @@ def _joint(problems, link_table, link_path):
         viscous_friction=number(problems, table, "viscous_friction", path, 0.0, ge=0),
         coulomb_friction=number(problems, table, "coulomb_friction", path, 0.0, ge=0),
         coulomb_velocity=number(problems, table, "coulomb_velocity", path, 0.01, gt=0),
-        prescribed=boolean(problems, table, "prescribed", path, False),
     )
 
 
