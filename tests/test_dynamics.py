@@ -375,7 +375,8 @@ def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
         values = dict(zip(q_names, q)) | dict(zip(["d" + name for name in q_names], qd))
         M_ref, h_ref = evaluate(*[values[str(s)] for s in symbols])
         np.testing.assert_allclose(np.array(model.mass_matrix(q, p)), np.array(M_ref, float), rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(),
+                                   rtol=1e-10, atol=1e-12)
 
 
 def test_user_shapes_written_with_a_caret_build_a_model():
