@@ -317,7 +317,7 @@ def test_every_parameter_enters_the_graphs(arm_name):
     p = ca.SX.sym("p", len(model.parameters))
     everything = ca.vertcat(
         ca.vec(model.mass_matrix(q, p)), model.bias(q, qd, p), ca.vec(model.input_matrix(q, p)),
-        model.energy(q, qd, p),
+        model.energy(q, qd, p), model.kinematic_outputs(q, qd, ca.SX.sym("qdd", n), p),  # envelope limits: y
     )
     dead = [name for k, name in enumerate(model.parameters) if not ca.depends_on(everything, p[k])]
     assert dead == []
@@ -353,7 +353,7 @@ def test_outputs_are_consistent_with_kinematics():
 
 @pytest.mark.parametrize("stiffening", [False, True])
 def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
-    """A third, fully independent derivation (benchmarks/sympy_lagrangian.py,
+    """A third, fully independent derivation (flexfmu/harness/reproductions/sympy_lagrangian.py,
     written from paper 000's setting with closed-form sine integrals, and
     with the foreshortening integrals done by sympy) gives the same M and h
     for a two-link pinned-pinned arm under gravity, with and without
@@ -361,7 +361,7 @@ def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
     import sympy as sp
 
     from benchmarks.derivation import chain
-    from benchmarks.sympy_lagrangian import derive
+    from flexfmu.harness.reproductions.sympy_lagrangian import derive
 
     M_sym, h_sym = derive(2, stiffening=stiffening)
     symbols = sorted(M_sym.free_symbols | h_sym.free_symbols, key=str)
