@@ -152,6 +152,18 @@ def test_a_chord_framed_link_before_a_prescribed_joint_is_rejected():
         flexfmu.arm_from_dict({"name": "bad", "link": links})
 
 
+def test_an_arm_with_nothing_left_to_simulate_is_rejected():
+    """Every joint prescribed and every link rigid leaves no state (a fuzz finding: the Model failed to
+    build with an empty state)."""
+    link = {"kind": "rigid", "length": 0.5, "mass": 1.0, "joint": {"prescribed": True}}
+    with pytest.raises(flexfmu.SpecError, match="link: every joint is prescribed and every link rigid"):
+        flexfmu.arm_from_dict({"name": "bad", "link": [link, link]})
+    flexible = {"kind": "flexible", "length": 1.0, "mass_per_length": 0.5, "EI": 5.0,
+                "modes": {"family": "clamped-free", "count": 1}, "joint": {"prescribed": True}}
+    model = flexfmu.build_model(flexfmu.arm_from_dict({"name": "fine", "link": [link, flexible]}))
+    assert model.states == ["f[2,1]"]
+
+
 def test_scenarios_on_prescribed_arms_say_what_does_not_fit():
     import dataclasses
 

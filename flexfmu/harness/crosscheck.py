@@ -257,7 +257,7 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     units = dict(zip(model.output_names, model.output_units))
     comparisons = compare_runs(results, scenario.compared(model), {name: RUNS[name].scheme for name in results},
-                               units)
+                               units, {signal.name: signal.group for signal in model.output_table})
     label = f"{model.arm.name}/{scenario.name}"
     entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
              "runs": {name: outcomes[name][1] for name in results},

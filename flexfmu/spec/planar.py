@@ -209,7 +209,12 @@ def _check_prescribed(problems, links):
     must act on theta[j] alone: on a rigid joint between links whose frames
     are tangent at that joint (a rigid or tangent-framed link j, and a rigid
     or tangent-framed link j-1). A chord frame turns the joint's torque into
-    modal forces too (paper 000 eq. 29-32)."""
+    modal forces too (paper 000 eq. 29-32). An arm whose joints are all
+    prescribed needs a flexible link: otherwise nothing is left to simulate."""
+    if links and all(isinstance(link, RigidLink) and link.joint is not None and link.joint.prescribed
+                     for link in links):
+        problems.append("link: every joint is prescribed and every link rigid, so the arm has no state left to "
+                        "simulate; make a joint torque-driven (prescribed = false) or a link flexible")
     for j, link in enumerate(links, start=1):
         joint = link.joint if link is not None else None
         if joint is None or not joint.prescribed:
