@@ -29,7 +29,7 @@ def spun_beam(modes: int = 8, stiffening: bool = True, rho=1.0, EI=1.0, L=1.0, p
     links = [{"kind": "flexible", "length": L, "mass_per_length": rho, "EI": EI, "geometric_stiffening": stiffening,
               "modes": {"family": family, "count": modes}, "joint": {"prescribed": True}}]
     if distal_mass is not None:
-        links.append({"kind": "rigid", "length": 1e-9, "mass": distal_mass, "com": [0.0, 0.0], "inertia": 0.0,
+        links.append({"kind": "rigid", "length": 1e-3, "mass": distal_mass, "com": [0.0, 0.0], "inertia": 1e-15,
                       "joint": {"prescribed": True}})
     spec = {"name": "spun", "gravity": list(gravity), "link": links, "payload": {"mass": payload}}
     return flexfmu.build_model(flexfmu.arm_from_dict(spec))

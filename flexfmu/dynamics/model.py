@@ -319,7 +319,8 @@ def build_model(arm: Arm, method: str | None = None) -> Model:
 def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.Function, p: np.ndarray) -> None:
     """Raise a SpecError naming a link unless M(q = 0, ``p``) is finite and positive definite with room to
     spare: its smallest eigenvalue, scaled to a unit diagonal (which keeps definiteness and removes the
-    units), must reach :data:`CONDITION_FLOOR`.
+    units), must reach :data:`CONDITION_FLOOR`. Only the rows and columns of the state coordinates count:
+    the accelerations of prescribed joints are given, so their rows are never solved for.
 
     Parameters
     ----------
@@ -332,7 +333,9 @@ def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.
     p : numpy.ndarray
         The nominal parameters.
     """
-    M = np.array(mass_matrix(np.zeros(len(layout)), p))
+    states = [k for k, c in enumerate(layout) if not c.prescribed]
+    M = np.array(mass_matrix(np.zeros(len(layout)), p))[np.ix_(states, states)]
+    layout = [layout[k] for k in states]
     diagonal = np.diag(M).copy()
     bad = ~np.isfinite(diagonal) | ~(diagonal > 0) | ~np.isfinite(M).all(axis=1)
     if bad.any():
