@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.exudyn_spinup import exudyn_spinup  # noqa: E402
 from benchmarks.fmu import compile_driver  # noqa: E402
+from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
 from flexfmu.dynamics.linear import natural_frequencies  # noqa: E402
@@ -170,7 +171,7 @@ def main() -> int:
 
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"stiffened": stiffened, "exudyn_reference": {"elements": elements, "step_s": step,
+    out.write_text(json.dumps({"machine": describe(), "stiffened": stiffened, "exudyn_reference": {"elements": elements, "step_s": step,
                                                                              "minimum_m": reference},
                                "unstiffened": unstiffened, "growth": growth, "fmu": fmu, "exudyn": exudyn,
                                "ratio": ratio}, indent=2))
