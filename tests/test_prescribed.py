@@ -129,6 +129,26 @@ def test_newton_correction_with_prescribed_joints_equals_the_dense_formula(model
     assert np.abs(correction - expected).max() <= 1e-9 * np.abs(expected).max()
 
 
+def test_graph_dynamics_of_a_prescribed_arm_equal_the_passes(model):
+    """The Python-backed FMU's Functions (the Model's graph, ``graph_dynamics``) and the native FMU's
+    passes: the same state derivative, outputs and implicit-midpoint Newton correction over the state
+    coordinates, so the two FMUs run one discrete system."""
+    from flexfmu.dynamics.compiled import graph_dynamics
+
+    dynamics, graph = model.compiled, graph_dynamics(model)
+    rng = np.random.default_rng(24)
+    p = model.nominal_parameters
+    pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
+    q_s, qd_s, u = random_motion(model, rng)
+    x, v0, h = np.concatenate([q_s, qd_s]), rng.normal(size=q_s.size), 1e-3
+    pairs = [(dynamics.state_derivative(x, u, pc), graph.state_derivative(x, u, p)),
+             (dynamics.outputs(x, u, pc), graph.outputs(x, u, p)),
+             (dynamics.newton_correction(q_s, qd_s, v0, u, pc, h), graph.newton_correction(q_s, qd_s, v0, u, p, h))]
+    for native, python in pairs:
+        native, python = np.array(native).ravel(), np.array(python).ravel()
+        assert native.shape == python.shape and np.abs(native - python).max() <= 1e-9 * np.abs(native).max()
+
+
 @pytest.mark.parametrize("change, message", [
     ({"joint": {"kind": "flexible", "stiffness": 1.0, "rotor_inertia": 0.1, "prescribed": True}},
      r"link\[1\].joint.prescribed is only allowed for a rigid joint"),
