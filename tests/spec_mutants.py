@@ -4,7 +4,8 @@ Each mutant is an example arm (parsed TOML) with one to three random edits of
 the kinds a user (or a broken script) makes: a number replaced by an extreme,
 a negative, a non-finite or a wrongly typed value, or scaled by up to twelve
 orders of magnitude; a key deleted or misplaced; a kind, family or count
-changed; user shapes from a pool of good, singular, overflowing and
+changed; a joint made prescribed or a link's geometric stiffening switched
+(or given a non-boolean); user shapes from a pool of good, singular, overflowing and
 dependent expressions; links or lumped masses multiplied beyond the size
 limits. Or, for the file path of ``load_arm``, the TOML text itself with
 bytes flipped. The same seed gives the same mutants.
@@ -27,7 +28,8 @@ SHAPES = ("xi^2", "xi^3 - xi^2", "xi**2*exp(1000*xi)", "sin(pi*xi)", "xi*(1 - xi
           "sin(2*pi*xi)", "xi^2 - xi^3", "1 - cos(pi*xi/2)", "xi^2 + y", "xi - xi", "sqrt(xi)*xi^2",
           "xi^4*1e8", "cosh(xi) - 1", "xi^3*(1-xi)")
 KEYS = ("EI", "E", "I", "mass", "mass_per_length", "com", "inertia", "stiffness", "shapes", "frame",
-        "tip_mass", "count", "bogus", "lenght", "modes", "joint", "kind", "rotor_inertia", "gear_ratio")
+        "tip_mass", "count", "bogus", "lenght", "modes", "joint", "kind", "rotor_inertia", "gear_ratio",
+        "prescribed", "geometric_stiffening")
 FAMILIES = ("pinned-pinned", "clamped-free", "clamped-mass", "user", "free-free", 3)
 
 
@@ -127,6 +129,22 @@ def change_kind(rng, data):
         link["modes"]["family"] = pick(rng, FAMILIES)
 
 
+def switch_flag(rng, data):
+    """Make a joint prescribed (or not), or switch a link's geometric stiffening, to a boolean mostly, else
+    to a wrongly typed value."""
+    links = [link for link in data.get("link", []) if isinstance(link, dict)]
+    if not links:
+        return
+    link = pick(rng, links)
+    value = bool(rng.random() < 0.7) if rng.random() < 0.9 else pick(rng, (1, "true", 0.0, None, []))
+    if rng.random() < 0.5:
+        joint = link.setdefault("joint", {})
+        if isinstance(joint, dict):
+            joint["prescribed"] = value
+    else:
+        link["geometric_stiffening"] = value
+
+
 def user_shapes(rng, data):
     """Turn a flexible link's modes into user shapes drawn from :data:`SHAPES`."""
     links = [link for link in data.get("link", []) if isinstance(link, dict) and isinstance(link.get("modes"), dict)]
@@ -160,8 +178,8 @@ def multiply(rng, data):
                                                                                           else 26)))]
 
 
-MUTATIONS = (set_number, set_number, set_number, set_number, delete_key, add_key, change_kind, user_shapes,
-             change_count, multiply)
+MUTATIONS = (set_number, set_number, set_number, set_number, delete_key, add_key, change_kind, switch_flag,
+             user_shapes, change_count, multiply)
 
 
 def mutant(rng, arms: dict) -> tuple[str, dict | bytes]:

@@ -127,14 +127,20 @@ def test_samples_follow_their_distributions(tmp_path):
 @pytest.mark.slow
 @pytest.mark.compiler
 def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_path):
+    """Also for a scenario given as loaded data (the spin-up with its motion changed, as ``crosscheck
+    --motion`` passes it): the workers run that scenario, not the file's (their FMU runs would otherwise
+    differ from the serial reference)."""
+    from flexfmu.control.scenario import load_scenario
     from flexfmu.harness.crosscheck import crosscheck
 
-    cases = [(resolve_arm("subudhi_morris_2link"), "bang_bang")]
+    cases = [(resolve_arm("subudhi_morris_2link"), "bang_bang"),
+             (resolve_arm("spinup_beam"), load_scenario("spinup").with_motion(w0=6.0))]
     serial = crosscheck(cases, tmp_path / "serial", duration=0.3)
     parallel = crosscheck(cases, tmp_path / "parallel", duration=0.3, campaign=CampaignSettings(workers=2))
-    (a,), (b,) = serial["cases"], parallel["cases"]
-    assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me",
-                                                 "pythonfmu-cs"}
-    assert [(c["first"], c["second"], c["output"], c["max_abs"]) for c in a["comparisons"]] == \
-        [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
-    assert a["figures"] == b["figures"] and serial["passed"] and parallel["passed"]
+    for a, b in zip(serial["cases"], parallel["cases"]):
+        assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me",
+                                                     "pythonfmu-cs"}
+        assert [(c["first"], c["second"], c["output"], c["max_abs"]) for c in a["comparisons"]] == \
+            [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
+        assert a["figures"] == b["figures"]
+    assert serial["passed"] and parallel["passed"]

@@ -19,7 +19,12 @@ def test_info_json_lists_the_model(arm_name, capsys):
     assert data["name"] == arm_name
     assert data["coordinates"][0] == "theta[1]"
     assert all(row["unit"] for row in data["parameters"])
-    assert [row["name"] for row in data["inputs"]] == [f"tau[{j}]" for j in range(1, len(data["inputs"]) + 1)]
+    expected = []
+    for joint in (c for c in data["layout"] if c["kind"] == "joint"):
+        j = joint["link"]
+        expected += [f"theta[{j}]", f"der(theta[{j}])", f"der(theta[{j}],2)"] if joint["prescribed"] else [f"tau[{j}]"]
+    assert [row["name"] for row in data["inputs"]] == expected
+    assert data["states"] == [c["name"] for c in data["layout"] if not c["prescribed"]]
     end_effector = ({"platform.x", "platform.y", "platform.z"} if "frequencies" in data  # a Delta robot
                     else {"tip.x", "tip.y", "tip.ax", "tip.ay"})
     assert end_effector <= {row["name"] for row in data["outputs"]}
@@ -57,6 +62,19 @@ def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
     assert main(args) == 2
     assert "--initial 'theta[3]=1'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--motion", "w0"], "--motion 'w0': expected NAME=NUMBER"),
+    (["--motion", "speed=6"], "no motion parameter speed (its motion has: w0, ramp_time)"),
+    (["--scenario", "free_vibration", "--motion", "w0=6"], "none of the scenarios has a prescribed motion"),
+])
+def test_crosscheck_motion_parameters_are_checked_before_anything_runs(args, fragment, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["crosscheck", "spinup_beam", "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1
+    assert not (out / "report.json").exists()
 
 
 # --- one error path: every subcommand, every kind of bad input --------------------------

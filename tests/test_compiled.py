@@ -24,10 +24,10 @@ def parameters_and_constants(model, dynamics, rng=None):
 
 
 def random_point(model, rng):
-    n, nu = len(model.coordinates), len(model.inputs)
+    n, nu = len(model.states), len(model.inputs)
     # a Delta robot's elastic coordinates are nodal displacements and rotations: small, about its start pose
-    scale = np.array([0.01 if c.kind == "elastic" else 1.0 for c in model.layout] * 2)
-    return np.concatenate([model.start_coordinates, np.zeros(n)]) + rng.normal(size=2 * n) * scale, rng.normal(size=nu)
+    scale = np.array([0.01 if c.kind == "elastic" else 1.0 for c in model.state_layout] * 2)
+    return model.start_state + rng.normal(size=2 * n) * scale, rng.normal(size=nu)
 
 
 MODELS = {name: (lambda name=name: example_model(name)) for name in EXAMPLE_ARMS}

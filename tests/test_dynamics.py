@@ -56,13 +56,34 @@ def test_closed_form_and_energy_derivations_agree(arm_name):
 
 
 def test_mass_matrix_symmetric_positive_definite(arm_name):
+    """M is symmetric, and positive definite over the coordinates the dynamics solve for (the states:
+    a prescribed joint's row is inverse dynamics), at random poses with each link's modes bending its
+    tip by up to 1 % of its length: geometric stiffening keeps the link's kinetic energy to second
+    order in the deflection, so definiteness is a small-deflection property (docs/dynamics.md)."""
     model = example_model(arm_name)
     rng = np.random.default_rng(2)
+    states = list(model.drives.states)
     for _ in range(50):
         q, _ = random_state(rng, model, spread=2.0)
+        q = within_one_percent(model, q)
         M = np.array(model.mass_matrix(q, model.nominal_parameters))
         assert np.allclose(M, M.T, rtol=0, atol=1e-14 * np.abs(M).max())
-        assert np.linalg.eigvalsh(M).min() > 0
+        assert np.linalg.eigvalsh(M[np.ix_(states, states)]).min() > 0
+
+
+def within_one_percent(model, q):
+    """``q`` with every flexible link's modal coordinates scaled so that its deflections at the tip and
+    at mid-span (from the mode shapes, summed in magnitude) are at most 1 % of its length."""
+    from flexfmu.dynamics.chain import link_mode_sets
+
+    q = np.array(q, float)
+    for i, shapes in enumerate(link_mode_sets(model.arm)):
+        if shapes is None:
+            continue
+        idx = [model.coordinates.index(f"f[{i + 1},{k}]") for k in range(1, shapes.count + 1)]
+        tip = np.abs(np.array(shapes.values(1.0)) * q[idx]).sum() + np.abs(np.array(shapes.values(0.5)) * q[idx]).sum()
+        q[idx] *= min(1.0, 0.01 * model.arm.links[i].length / max(tip, 1e-300))
+    return q
 
 
 def test_coriolis_skew_symmetry_and_velocity_products(arm_name):
@@ -90,27 +111,28 @@ def test_energy_balance_under_input(arm_name):
     """dE/dt equals the power of the joint torques on the motor-side rates,
     computed independently: rotor rate for a flexible joint, otherwise the
     rate of (link j root tangent) - (link j-1 tip tangent) from the absolute
-    tangent angles. This checks B (virtual work, paper 000 eq. 29-32)."""
+    tangent angles. This checks B (virtual work, paper 000 eq. 29-32), and
+    for a prescribed joint its torque output (the power it puts in)."""
     model = example_model(arm_name)
     arm = model.arm
     rng = np.random.default_rng(4)
     p = conservative_parameters(model)
-    nu = len(model.inputs)
     import casadi as ca
 
-    n = len(model.coordinates)
+    n, states = len(model.coordinates), list(model.drives.states)
     qs, qds = ca.SX.sym("q", n), ca.SX.sym("qd", n)
     total = ca.sum1(model.energy(qs, qds, p))
     gradients = ca.Function("dE", [qs, qds], [ca.gradient(total, qs), ca.gradient(total, qds)])
     for _ in range(10):
-        q, qd = random_state(rng, model)
-        u = rng.normal(size=nu)
-        qdd = np.array(model.forward_dynamics(q, qd, u, p)).ravel()
+        q_all, qd_all = random_state(rng, model)
+        u = rng.normal(size=len(model.inputs))
+        q, qd, qdd, tau_p = (np.array(v).ravel() for v in model.motion(q_all[states], qd_all[states], u, p))
         dE_dq, dE_dqd = (np.array(g).ravel() for g in gradients(q, qd))
         dE = float(dE_dq @ qd + dE_dqd @ qdd)
-        rates = [motor_rate(model, arm, j, qd) for j in range(nu)]
-        power = float(np.dot(u, rates))
+        torques = dict(zip([s.link for s in model.input_table if s.group == "torque"], u[list(model.drives.torques)]))
+        torques |= dict(zip([j + 1 for j in model.drives.prescribed_joints], tau_p))
         cancelling = np.abs(dE_dq * qd).sum() + np.abs(dE_dqd * qdd).sum()  # round-off of the stiff terms
+        power = sum(tau * motor_rate(model, arm, j - 1, qd) for j, tau in torques.items())
         assert dE == pytest.approx(power, rel=1e-9, abs=max(1e-12, 1e-13 * cancelling))
 
 
@@ -159,22 +181,25 @@ def test_dissipation_only_removes_energy():
 @pytest.mark.parametrize("arm_name", [name for name in EXAMPLE_ARMS if load_arm(name).kind != "delta"])
 def test_energy_conserved_without_dissipation(arm_name):
     """10 s of free motion with no damping, friction or input: total energy
-    constant to 1e-8 relative (CVODES Adams, tight tolerance)."""
+    constant to 1e-8 relative (CVODES Adams, tight tolerance); a prescribed
+    joint is held at rest (zero inputs), so it does no work."""
     from flexfmu.harness.reference import simulate_reference
 
     model = example_model(arm_name)
     p = conservative_parameters(model)
     rng = np.random.default_rng(6)
     q0, qd0 = random_state(rng, model, spread=0.5)
+    states = list(model.drives.states)
     result = simulate_reference(
-        model, 10.0, 0.01, x0=np.concatenate([q0, qd0]), p=p, rtol=1e-13, atol=1e-14, method="adams"
+        model, 10.0, 0.01, x0=np.concatenate([q0[states], qd0[states]]), p=p, rtol=1e-13, atol=1e-14, method="adams"
     )
-    n = len(model.coordinates)
-    states = result.values[:, : 2 * n]
-    energy = np.array([np.sum(np.array(model.energy(x[:n], x[n:], p))) for x in states])
-    kinetic_scale = max(np.array(model.energy(x[:n], x[n:], p))[0, 0] for x in states)
-    scale = max(abs(energy[0]), kinetic_scale)
-    assert np.abs(energy - energy[0]).max() <= 1e-8 * scale
+    n, nu = len(states), len(model.inputs)
+    motion = model.motion.map(len(result.time))
+    q, qd, _, _ = motion(result.values[:, :n].T, result.values[:, n:2 * n].T, np.zeros((nu, len(result.time))), p)
+    energy = np.array(model.energy.map(len(result.time))(q, qd, p))
+    total = energy.sum(axis=0)
+    scale = max(abs(total[0]), energy[0].max())
+    assert np.abs(total - total[0]).max() <= 1e-8 * scale
 
 
 def rigid_two_link_textbook(q, qd, link1, link2, g):
@@ -338,18 +363,21 @@ def test_outputs_are_consistent_with_kinematics():
         assert np.abs(acceleration - result[f"tip.a{axis}"])[inner].max() < 2e-2 * np.abs(result[f"tip.a{axis}"]).max()
 
 
-def test_plain_sympy_lagrangian_agrees_with_the_model():
+@pytest.mark.parametrize("stiffening", [False, True])
+def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
     """A third, fully independent derivation (flexfmu/harness/reproductions/sympy_lagrangian.py,
-    written from paper 000's setting with closed-form sine integrals) gives
-    the same M and h for a two-link pinned-pinned arm under gravity."""
+    written from paper 000's setting with closed-form sine integrals, and
+    with the foreshortening integrals done by sympy) gives the same M and h
+    for a two-link pinned-pinned arm under gravity, with and without
+    geometric stiffening."""
     import sympy as sp
 
     from benchmarks.derivation import chain
     from flexfmu.harness.reproductions.sympy_lagrangian import derive
 
-    M_sym, h_sym = derive(2)
+    M_sym, h_sym = derive(2, stiffening=stiffening)
     symbols = sorted(M_sym.free_symbols | h_sym.free_symbols, key=str)
-    model = flexfmu.build_model(chain(2))
+    model = flexfmu.build_model(chain(2, stiffening))
     p = conservative_parameters(model)
     rng = np.random.default_rng(8)
     q_names = ["theta1", "theta2", "f1_1", "f1_2", "f2_1", "f2_2"]
@@ -359,7 +387,8 @@ def test_plain_sympy_lagrangian_agrees_with_the_model():
         values = dict(zip(q_names, q)) | dict(zip(["d" + name for name in q_names], qd))
         M_ref, h_ref = evaluate(*[values[str(s)] for s in symbols])
         np.testing.assert_allclose(np.array(model.mass_matrix(q, p)), np.array(M_ref, float), rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.array(model.bias(q, qd, p)).ravel(), np.array(h_ref, float).ravel(),
+                                   rtol=1e-10, atol=1e-12)
 
 
 def test_user_shapes_written_with_a_caret_build_a_model():

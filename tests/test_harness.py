@@ -59,6 +59,9 @@ def test_runs_of_one_fixed_step_scheme_are_held_to_round_off():
     assert same.tolerance == pytest.approx(1e-10 * (2 + np.sin(1.0)))
     assert (other.bound, other.tolerance, other.passed) == ("scenario", 1e-6, True)
     assert other.max_abs == 0.0  # compared over the four samples both runs have
+    (torque,) = compare_runs({"x": a, "y": b}, [("s", 1e-6)], {"x": "rk4", "y": "rk4"}, {"s": "N.m"},
+                             {"s": "joint_torque"})
+    assert torque.tolerance == pytest.approx(1e-8 * (2 + np.sin(1.0))) and torque.passed  # inverse dynamics: x100
 
 
 def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):

@@ -208,3 +208,11 @@ def test_sfunction_export_refuses_a_folder_it_did_not_write(tmp_path):
     with pytest.raises(ExportError, match="other files in it"):
         export(example_model("rigid_2link"), tmp_path / "mine", ExportSettings(), "sfunction")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_sfunction_export_refuses_an_arm_with_prescribed_joints(tmp_path):
+    """The MEX gateway's mass matrix takes every coordinate, its state only the free ones: the target says
+    so instead of writing a gateway whose sizes disagree."""
+    with pytest.raises(ExportError, match=r"arm 'spinup_beam' has prescribed joints \(theta\[1\]\)"):
+        export(example_model("spinup_beam"), tmp_path / "out", ExportSettings(), "sfunction")
+    assert not (tmp_path / "out").exists()

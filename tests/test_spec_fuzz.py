@@ -5,7 +5,8 @@ Mutants (``tests/spec_mutants.py``, seeded) of the example arms go through
 allowed are a SpecError whose every problem starts with a field path, or a
 Model whose mass matrix at q = 0 is finite, symmetric and positive
 definite (Cholesky of M scaled to a unit diagonal, which keeps definiteness)
-and whose accelerations there are finite. Anything else (another exception,
+and whose accelerations there are finite (and, with prescribed joints, the
+joints' torques). Anything else (another exception,
 a hang) is a bug. Every run takes 2,000 mutants; with the slow tests, 8,000
 more from another seed (10,000 in all). ``FLEXFMU_FUZZ_SEED`` changes the
 seeds.
@@ -55,9 +56,13 @@ def outcome(kind: str, item, tmp_path) -> str:
     scaled = M * np.outer(scale, scale)
     assert np.abs(scaled - scaled.T).max() < 1e-10  # symmetric to round-off
     np.linalg.cholesky(scaled)  # raises LinAlgError unless positive definite
-    qdd = np.array(model.forward_dynamics(np.zeros(n), np.zeros(n), np.zeros(len(model.inputs)),
+    ns = len(model.states)  # prescribed joints' angles are inputs, not states
+    qdd = np.array(model.forward_dynamics(np.zeros(ns), np.zeros(ns), np.zeros(len(model.inputs)),
                                           model.nominal_parameters))
     assert np.isfinite(qdd).all()
+    if model.drives.prescribed:
+        zeros = (np.zeros(ns), np.zeros(ns), np.zeros(len(model.inputs)), model.nominal_parameters)
+        assert np.isfinite(np.array(model.motion(*zeros)[3])).all()
     return "model"
 
 

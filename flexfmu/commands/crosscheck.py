@@ -5,6 +5,8 @@ Python-backed FMU and, in closed loop, a controller FMU; compares every pair
 on the scenario's outputs; writes report.json, report.md and PNG plots into
 DIR; exits 1 when a comparison is outside its tolerance. With ``--all`` (or
 ``--workers``/``--scheduler``) every run is a task on a Dask cluster.
+``--motion w0=6`` changes the parameters of the scenarios' prescribed
+motion (the ``[motion]`` table, e.g. of ``spinup``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,24 @@ def add_parser(sub) -> None:
     parser.add_argument("--all", action="store_true", help="every example arm with its scenarios")
     add_out(parser, "out/crosscheck")
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenarios to this many seconds")
+    parser.add_argument("--motion", default="", help="parameters of the scenarios' prescribed motion, e.g. 'w0=6' "
+                                                     "(scenario spinup)")
     add_campaign(parser)
     parser.set_defaults(run=run)
+
+
+def motion_parameters(text: str) -> dict[str, float]:
+    """'name=value,...' of ``--motion`` as floats (the scenario checks the names)."""
+    values = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        try:
+            values[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise UsageError(f"--motion {item!r}: expected NAME=NUMBER, e.g. w0=6")
+    return values
 
 
 def run(args) -> int:
@@ -46,6 +64,12 @@ def run(args) -> int:
         for scenario in names:
             load_scenario(scenario)
         cases = [(arm_file, scenario) for scenario in names]
+    motion = motion_parameters(args.motion)
+    if motion:
+        loaded = [(arm, load_scenario(scenario)) for arm, scenario in cases]
+        if not any(scenario.motion for _, scenario in loaded):
+            raise UsageError("--motion: none of the scenarios has a prescribed motion ([motion] table)")
+        cases = [(arm, scenario.with_motion(**motion) if scenario.motion else scenario) for arm, scenario in loaded]
     # --all is a campaign on Dask workers; one arm runs here unless --workers or --scheduler says otherwise
     campaign = campaign_settings(args)
     if not args.all and args.workers is None and args.scheduler is None or campaign.serial:

@@ -24,12 +24,15 @@ def describe(model) -> dict:
         "name": model.arm.name,
         "description": model.arm.description,
         "coordinates": model.coordinates,
-        "layout": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit} for c in model.layout],
+        "states": model.states,
+        "layout": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit, "prescribed": c.prescribed}
+                   for c in model.layout],
         "parameters": [
             {"name": r.name, "value": r.value, "unit": r.unit, "description": r.description, "tunable": r.tunable}
             for r in model.parameter_table
         ],
-        "inputs": [{"name": s.name, "unit": s.unit, "description": s.description} for s in model.input_table],
+        "inputs": [{"name": s.name, "unit": s.unit, "group": s.group, "description": s.description}
+                   for s in model.input_table],
         "outputs": [{"name": s.name, "unit": s.unit, "group": s.group} for s in model.output_table],
     }
 
@@ -77,6 +80,9 @@ def run(args) -> int:
         return 0
     print(f"{data['name']}: {data['description']}")
     print(f"\ncoordinates ({len(data['coordinates'])}): {', '.join(data['coordinates'])}")
+    prescribed = [c["name"] for c in data["layout"] if c["prescribed"]]
+    if prescribed:
+        print(f"prescribed (inputs, not states): {', '.join(prescribed)}")
     print(f"\nparameters ({len(data['parameters'])}; * fixed while running):")
     width = max(len(r["name"]) for r in data["parameters"])
     for row in data["parameters"]:

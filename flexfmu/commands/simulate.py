@@ -2,7 +2,8 @@
 
 Releases the arm from an initial pose with zero joint torque (or constant
 torques given with ``--torque``) and integrates the Model with CVODES at tight
-tolerance. Writes ``trajectory.csv``, ``simulation.png``, ``summary.json`` and
+tolerance; prescribed joints are held at zero (a scenario's ``[motion]``
+drives them: ``flexfmu crosscheck``). Writes ``trajectory.csv``, ``simulation.png``, ``summary.json`` and
 ``summary.md`` into DIR.
 """
 
@@ -35,18 +36,18 @@ def run(args) -> int:
     import numpy as np
 
     from flexfmu import build_model, load_arm
-    from flexfmu.dynamics.metadata import DEFLECTION, TIP_POSITION
+    from flexfmu.dynamics.metadata import DEFLECTION, TIP_POSITION, TORQUE
     from flexfmu.harness.plots import plot_simulation
     from flexfmu.harness.reference import simulate_reference
 
     duration, interval = positive("--duration", args.duration), positive("--output-interval", args.output_interval)
     model = build_model(load_arm(args.arm))
-    n = len(model.coordinates)
-    initial = parse_assignments(args.initial, model.coordinates, "--initial")
-    torque = parse_assignments(args.torque, model.inputs, "--torque")
+    n = len(model.states)
+    initial = parse_assignments(args.initial, model.states, "--initial")
+    torque = parse_assignments(args.torque, model.inputs_of(TORQUE), "--torque")
     x0 = np.zeros(2 * n)
     for name, value in initial.items():
-        x0[model.coordinates.index(name)] = value
+        x0[model.states.index(name)] = value
     u = np.array([torque.get(name, 0.0) for name in model.inputs])
 
     start = time.perf_counter()
@@ -58,14 +59,16 @@ def run(args) -> int:
     result.to_csv(out / "trajectory.csv")
     plot_simulation(result, model, out / "simulation.png")
     p = model.nominal_parameters
-    energy = model.energy.map(len(result.time))(result.values[:, :n].T, result.values[:, n:2 * n].T, p).full()
+    count, inputs = len(result.time), result.values[:, 2 * n:2 * n + len(model.inputs)].T
+    q_all, qd_all, _, _ = model.motion.map(count)(result.values[:, :n].T, result.values[:, n:2 * n].T, inputs, p)
+    energy = model.energy.map(count)(q_all, qd_all, p).full()
     total = energy.sum(axis=0)
     summary = {
         "arm": model.arm.name,
         "duration_s": duration,
         "output_interval_s": interval,
         "initial": initial,
-        "torque": dict(zip(model.inputs, u.tolist())),
+        "torque": {name: torque.get(name, 0.0) for name in model.inputs_of(TORQUE)},
         "wall_time_s": wall,
         "energy_start_J": float(total[0]),
         "energy_end_J": float(total[-1]),

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.laws import ControlLaw
+from flexfmu.dynamics import metadata as md
 from flexfmu.errors import InputError
 
 
@@ -92,3 +93,46 @@ class SampledController:
         if t not in self._samples:
             self._samples[t] = np.concatenate(self.reference(t))
         return self._samples[t]
+
+
+@dataclass
+class PrescribedInputs:
+    """Open loop for an arm with prescribed joints: their motion from a
+    profile (the reference the harness feeds to the prescribed inputs) and
+    the torques of the other joints held as given, in the model's input order.
+
+    Attributes
+    ----------
+    motion : callable
+        t -> (angles, rates, accelerations), one entry per prescribed joint in joint order.
+    torques : HeldInputs
+        The torque-driven joints' torques.
+    outputs : list of str
+        The model's inputs, in u order.
+    sources : list of (str, int)
+        For each input, its group (``flexfmu.dynamics.metadata``) and its position within that group.
+    """
+
+    motion: object
+    torques: HeldInputs
+    outputs: list[str]
+    sources: list[tuple[str, int]]
+    inputs: list[str] = field(default_factory=list)
+    open_loop = True
+
+    @classmethod
+    def for_model(cls, model, motion, torques: HeldInputs) -> PrescribedInputs:
+        """The inputs of ``model`` from the prescribed ``motion`` (t -> (angles, rates, accelerations))
+        and the held ``torques``; which input is which comes from the input records' groups."""
+        seen: dict[str, int] = {}
+        sources = []
+        for signal in model.input_table:
+            sources.append((signal.group, seen.get(signal.group, 0)))
+            seen[signal.group] = seen.get(signal.group, 0) + 1
+        return cls(motion, torques, list(model.inputs), sources)
+
+    def __call__(self, t: float, measured: np.ndarray | None = None) -> np.ndarray:
+        angles, rates, accelerations = self.motion(t)
+        values = {md.TORQUE: self.torques(t), md.PRESCRIBED_ANGLE: angles, md.PRESCRIBED_RATE: rates,
+                  md.PRESCRIBED_ACCELERATION: accelerations}
+        return np.array([values[group][k] for group, k in self.sources], float)

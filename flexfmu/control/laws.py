@@ -311,9 +311,14 @@ LAWS = {"joint_pd": joint_pd, "pd_gravity": pd_gravity, "computed_torque": compu
 
 
 def build_law(model, kind: str, **options) -> ControlLaw:
-    """The law named ``kind`` for ``model`` with its options (gains as defaults)."""
+    """The law named ``kind`` for ``model`` with its options (gains as defaults); every joint of the arm
+    must be torque-driven (ControlLawError otherwise)."""
     if kind not in LAWS:
         raise ControlLawError(f"controller kind must be one of {', '.join(LAWS)}, got {kind!r}")
+    prescribed = model.inputs_of(md.PRESCRIBED_ANGLE)
+    if prescribed:
+        raise ControlLawError(f"{kind}: control laws drive joint torques; arm {model.arm.name!r} has prescribed "
+                              f"joints ({', '.join(prescribed)})")
     try:
         return LAWS[kind](model, **options)
     except TypeError as error:

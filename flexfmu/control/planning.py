@@ -82,6 +82,8 @@ def check_settings(model, settings: PlanSettings, sample_step: float) -> None:
     listing every problem."""
     nj = len(model.inputs)
     problems = []
+    if model.drives.prescribed:
+        raise PlanError(f"plan finds joint torques; arm {model.arm.name!r} has prescribed joints")
     for name in ("start", "goal"):
         if len(getattr(settings, name)) != nj:
             problems.append(f"--{'from' if name == 'start' else 'to'} needs {nj} joint angles, "

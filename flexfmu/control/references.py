@@ -155,3 +155,62 @@ def platform_reference(path, kinematics, step: float = 1e-5):
         return theta, rate, accel
 
     return reference
+
+
+def spinup_motion(t, final_rate: float, ramp_time: float):
+    """Paper 001's spin-up (Section 4.1, after Kane, Ryan and Banerjee): the
+    hub angle, rate and acceleration at time ``t``.
+
+    theta(t) = (w0 / T) (t^2 / 2 + (T / (2 pi))^2 (cos(2 pi t / T) - 1)) for t < T,
+    theta(t) = w0 (t - T / 2) after: the rate rises smoothly from 0 to w0
+    with zero acceleration at both ends, then stays at w0.
+
+    Parameters
+    ----------
+    t : float or casadi.SX/MX
+        Time, s; a CasADi symbol gives the expressions (for a continuous reference run).
+    final_rate : float
+        w0, rad/s.
+    ramp_time : float
+        T, s.
+
+    Returns
+    -------
+    tuple
+        (theta, dtheta, ddtheta), floats or CasADi expressions like ``t``.
+    """
+    import casadi as ca
+
+    symbolic = isinstance(t, (ca.SX, ca.MX))
+    math = ca if symbolic else np
+    w0, T = float(final_rate), float(ramp_time)
+    w = 2 * np.pi / T
+    ramp = (w0 / T * (t**2 / 2 + (math.cos(w * t) - 1) / w**2), w0 / T * (t - math.sin(w * t) / w),
+            w0 / T * (1 - math.cos(w * t)))
+    hold = (w0 * (t - T / 2), w0 + 0 * t, 0 * t)
+    if symbolic:
+        return tuple(ca.if_else(t < T, a, b) for a, b in zip(ramp, hold))
+    return tuple(float(v) for v in (ramp if t < T else hold))
+
+
+def spinup_reference(final_rate: float, ramp_time: float, joints: int = 1):
+    """t -> (theta, dtheta, ddtheta) of :func:`spinup_motion` for each of ``joints`` prescribed joints.
+
+    Parameters
+    ----------
+    final_rate : float
+        w0, rad/s.
+    ramp_time : float
+        T, s.
+    joints : int
+        How many joints follow the profile (each gets the same one).
+
+    Returns
+    -------
+    callable
+        t -> three arrays of ``joints`` entries.
+    """
+    def reference(t: float):
+        return tuple(np.full(joints, value) for value in spinup_motion(t, final_rate, ramp_time))
+
+    return reference

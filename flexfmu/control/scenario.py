@@ -10,24 +10,33 @@ Model (``joint_angle``, ``deflection``, see ``flexfmu.dynamics.metadata``),
 so one scenario adapts to arms with more or fewer links: ``deflection`` on a
 rigid arm compares nothing. ``tolerances`` are keyed the same way, a name
 before its group, with ``default`` for the rest.
+
+An arm with prescribed joints needs a ``[motion]`` table: the profile the
+harness feeds to their angle, rate and acceleration inputs (``kind =
+"spinup"``: paper 001's spin-up to the rate ``w0`` in ``ramp_time``; the
+same profile for every prescribed joint). Its entries are the scenario's
+parameters (:meth:`Scenario.with_motion`); the other joints take the held
+torques of a ``held`` controller.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from flexfmu.control.controllers import HeldInputs, SampledController
+from flexfmu.control.controllers import HeldInputs, PrescribedInputs, SampledController
 from flexfmu.control.laws import LAWS, build_law
 from flexfmu.control.references import (circle_reference, inverted_u, platform_circle, platform_reference,
-                                        quintic_reference)
+                                        quintic_reference, spinup_reference)
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
-from flexfmu.dynamics.metadata import OUTPUT_GROUPS
+from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
 
 CONTROLLER_KINDS = ("held", *LAWS)
 REFERENCE_KINDS = ("circle", "quintic", "platform_circle", "inverted_u")  # the last two: Delta robots
+MOTION_KEYS = {"spinup": ("w0", "ramp_time")}  # motion kind -> its parameters (numbers)
 REQUIRED = ("name", "arm", "duration", "step", "controller", "compare", "tolerances")
 
 __all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_names", "scenarios_for"]
@@ -50,6 +59,7 @@ class Scenario:
     controller: dict
     outputs: list[str]
     tolerances: dict
+    motion: dict = dataclasses.field(default_factory=dict)
 
     @property
     def arm_path(self) -> Path:
@@ -86,24 +96,45 @@ class Scenario:
         raise AssertionError("load_scenario requires a default tolerance")
 
     def initial_state(self, model):
-        """x0 = [q0; 0] for ``model`` with the scenario's initial coordinates (the others at the arm's start pose:
-        zero for serial arms, the home pose for a Delta robot).
+        """x0 = [q0; 0] over the state coordinates of ``model`` with the scenario's initial coordinates (the
+        others at the arm's start pose: zero for serial arms, the home pose for a Delta robot).
 
         Raises
         ------
         ScenarioError
-            If an initial name is not a coordinate of the model.
+            If an initial name is not a state coordinate of the model (prescribed joints follow the motion).
         """
         import numpy as np
 
-        unknown = sorted(set(self.initial) - set(model.coordinates))
+        states = model.states
+        unknown = sorted(set(self.initial) - set(states))
         if unknown:
-            raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not coordinates of arm "
-                                f"{model.arm.name!r} ({', '.join(model.coordinates)})")
-        x0 = np.concatenate([model.start_coordinates, np.zeros(len(model.coordinates))])
+            raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not state coordinates "
+                                f"of arm {model.arm.name!r} ({', '.join(states)}; prescribed joints follow the "
+                                "[motion] table)")
+        x0 = model.start_state.copy()
         for name, value in self.initial.items():
-            x0[model.coordinates.index(name)] = value
+            x0[states.index(name)] = value
         return x0
+
+    def with_motion(self, **values) -> Scenario:
+        """This scenario with the ``[motion]`` parameters in ``values`` replaced (``w0=6.0``).
+
+        Raises
+        ------
+        ScenarioError
+            If the scenario has no motion or the motion no such parameter.
+        """
+        known = MOTION_KEYS.get(self.motion.get("kind"), ())
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ScenarioError(f"scenario {self.name}: no motion parameter {', '.join(unknown)} "
+                                f"(its motion has: {', '.join(known) or 'none'})")
+        return dataclasses.replace(self, motion=self.motion | {k: float(v) for k, v in values.items()})
+
+    def motion_profile(self, joints: int):
+        """t -> (angles, rates, accelerations) of the ``[motion]`` table for ``joints`` prescribed joints."""
+        return spinup_reference(self.motion["w0"], self.motion["ramp_time"], joints)
 
     def grid(self):
         """The sample times 0, step, ..., duration."""
@@ -140,14 +171,34 @@ class Scenario:
 
     def build_controller(self, model, gains: dict | None = None):
         """The controller object of this scenario for ``model``; ``gains``
-        overrides the scenario's gains by name."""
+        overrides the scenario's gains by name.
+
+        Raises
+        ------
+        ScenarioError
+            If the controller does not fit the arm: held torques of the wrong count, a ``[motion]`` table
+            missing for an arm with prescribed joints or given for one without, a control law on an arm
+            with prescribed joints.
+        """
+        prescribed = model.inputs_of(PRESCRIBED_ANGLE)
+        if bool(prescribed) != bool(self.motion):
+            why = (f"has prescribed joints ({', '.join(prescribed)}) and the scenario no [motion] table"
+                   if prescribed else "has no prescribed joint for the scenario's [motion] table")
+            raise ScenarioError(f"scenario {self.name}: arm {model.arm.name!r} {why}")
         if self.controller["kind"] == "held":
-            nu = len(model.inputs)
+            torques = model.inputs_of(TORQUE)
+            nu = len(torques)
             wrong = [t for t, u in self.controller["switches"] if len(u) != nu]
             if wrong:
                 raise ScenarioError(f"scenario {self.name}: controller.switches at t = {wrong[0]} s has not "
-                                    f"{nu} torques (arm {model.arm.name!r} has {nu} inputs)")
-            return HeldInputs(self.controller["switches"], list(model.inputs))
+                                    f"{nu} torques (arm {model.arm.name!r} has {nu} torque inputs)")
+            held = HeldInputs(self.controller["switches"], torques)
+            if prescribed:
+                return PrescribedInputs.for_model(model, self.motion_profile(len(prescribed)), held)
+            return held
+        if prescribed:
+            raise ScenarioError(f"scenario {self.name}: control laws drive joint torques; arm {model.arm.name!r} "
+                                f"has prescribed joints ({', '.join(prescribed)}): use controller.kind = \"held\"")
         law = self.law(model)
         return SampledController(law, law.gain_vector(gains), self.reference(model))
 
@@ -218,11 +269,30 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
             problems.append(f"{key} must be > 0, got {data[key]!r}")
     if "default" not in data["tolerances"]:
         problems.append("tolerances.default is missing")
+    problems += _motion_problems(data.get("motion"))
     if problems:
         raise ScenarioError(f"{path.name}: " + "; ".join(problems))
     return Scenario(
         name=data["name"], description=data.get("description", ""), arm=data["arm"],
         duration=float(data["duration"]), step=float(data["step"]), initial=dict(data.get("initial", {})),
         controller=dict(data["controller"]), outputs=list(data["compare"]["outputs"]),
-        tolerances=dict(data["tolerances"]),
+        tolerances=dict(data["tolerances"]), motion=dict(data.get("motion", {})),
     )
+
+
+def _motion_problems(motion) -> list[str]:
+    """What is wrong with a ``[motion]`` table (None: absent, fine)."""
+    if motion is None:
+        return []
+    if not isinstance(motion, dict):
+        return [f"motion must be a table, got {motion!r}"]
+    kind = motion.get("kind")
+    if kind not in MOTION_KEYS:
+        return [f"motion.kind must be one of {', '.join(MOTION_KEYS)}, got {kind!r}"]
+    problems = [f"motion.{key} is not a known key (known: kind, {', '.join(MOTION_KEYS[kind])})"
+                for key in motion if key != "kind" and key not in MOTION_KEYS[kind]]
+    for key in MOTION_KEYS[kind]:
+        value = motion.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            problems.append(f"motion.{key} must be a number > 0, got {value!r}")
+    return problems

@@ -23,6 +23,14 @@ The same inward/outward passes with G_i + C_i and no bias solve
 (M + C) x = y for the implicit integrator's Newton matrix, C holding the
 arm's structural damping and stiffness, which are body-local too.
 
+A prescribed joint (its angle, rate and acceleration given) makes the passes
+Featherstone's hybrid dynamics: the inward pass eliminates only the body's
+unknown coordinates, carrying the known joint acceleration into the bias
+(pA + IA e_theta theta''), and the outward pass, which then knows the
+body's whole acceleration a, returns the joint's torque e_theta'(IA a + pA)
+- Q_theta. That torque acts on theta alone, which the spec ensures
+(``flexfmu.spec.planar``: prescribed joints sit between tangent frames).
+
 Each pass calls one small SX template per (mode count, joint kind) and the
 Functions here are MX graphs of those calls: the generated C holds every
 template once, whatever the number of links (measured: 10 links, 60 states,
@@ -41,24 +49,38 @@ import casadi as ca
 from flexfmu.dynamics.closed_form import link_template
 
 FRAME = 4  # o' (2), phi', omega_in: what a body passes to its child
+THETA = 2  # the column of nu that the joint angle moves (phi')
 
 
 @dataclass(frozen=True)
 class BodyLayout:
-    """Where body-local quantities sit: constants in pc, velocities in nu."""
+    """Where body-local quantities sit: constants in pc, velocities in nu.
+
+    ``stiffening``: the link keeps geometric stiffening (three more squares of
+    constants, :mod:`flexfmu.dynamics.chain`); ``prescribed``: its joint angle
+    is prescribed (hybrid passes, see the module docstring).
+    """
 
     modes: int
     flexible_joint: bool
+    stiffening: bool = False
+    prescribed: bool = False
 
     SCALARS = ("m", "sx", "sy", "j0", "L", "rot_I", "rotor", "viscous", "spring_k", "spring_c", "gx", "gy")
     ROWS = ("a", "b", "tip_value", "rot_Is", "distal_rotation", "tip_tangent", "root_tangent")
     SQUARES = ("mff", "K", "D", "rot_Iss")
+    STIFFENING = ("hb", "hd", "hl")
+
+    @property
+    def squares(self) -> tuple[str, ...]:
+        """Names of the body's square (modes x modes) constants."""
+        return self.SQUARES + self.STIFFENING * self.stiffening
 
     @property
     def size(self) -> int:
         """Number of constants of one body."""
         k = self.modes
-        return len(self.SCALARS) + len(self.ROWS) * k + len(self.SQUARES) * k * k
+        return len(self.SCALARS) + len(self.ROWS) * k + len(self.squares) * k * k
 
     @property
     def coordinates(self) -> int:
@@ -79,15 +101,21 @@ class BodyLayout:
     def modal_columns(self) -> list[int]:
         return list(range(FRAME + self.flexible_joint, self.velocity))
 
+    @property
+    def unknown_columns(self) -> list[int]:
+        """The joint columns whose accelerations the passes solve for (all but a prescribed theta)."""
+        return self.joint_columns[int(self.prescribed):]
+
     def name(self, template: str) -> str:
         """C-friendly name of ``template`` for this layout."""
-        return f"{template}_{self.modes}{'_rotor' * self.flexible_joint}"
+        suffix = "_rotor" * self.flexible_joint + "_stiffened" * self.stiffening + "_prescribed" * self.prescribed
+        return f"{template}_{self.modes}{suffix}"
 
     def pack(self, values: dict) -> ca.SX:
-        """Stack the named SX ``values`` (every name of SCALARS, ROWS and SQUARES) into this body's constant
-        vector, in that order."""
+        """Stack the named SX ``values`` (every name of SCALARS, ROWS and ``squares``) into this body's
+        constant vector, in that order."""
         parts = [values[name] for name in self.SCALARS]
-        parts += [ca.vec(values[name]) for name in self.ROWS + self.SQUARES]
+        parts += [ca.vec(values[name]) for name in self.ROWS + self.squares]
         return ca.vertcat(*parts)
 
     def unpack(self, c: ca.SX) -> dict:
@@ -98,7 +126,7 @@ class BodyLayout:
             out[name], at = c[at], at + 1
         for name in self.ROWS:
             out[name], at = ca.reshape(c[at:at + k], 1, k), at + k
-        for name in self.SQUARES:
+        for name in self.squares:
             out[name], at = ca.reshape(c[at:at + k * k], k, k), at + k * k
         return out
 
@@ -155,10 +183,11 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
     body = layout.unpack(c)
     f, fd = z[layout.coordinates - k:], zd[layout.coordinates - k:]
     phi, phid = phi_in + z[0], phid_in + zd[0]
-    G, F, dtip, Ry, o_vp_out = link_template(k)(
+    shortening = [body[name] for name in layout.STIFFENING] if layout.stiffening else []
+    G, F, dtip, tip_jacobian, o_vp_out = link_template(k, layout.stiffening)(
         phi, phid, f, fd, o_vp, ca.vertcat(body["gx"], body["gy"]), body["m"], body["sx"], body["sy"],
         body["j0"], body["a"].T, body["b"].T, body["mff"], body["K"], body["tip_value"], body["L"],
-        body["rot_I"], body["rot_Is"], body["rot_Iss"],
+        body["rot_I"], body["rot_Is"], body["rot_Iss"], *shortening,
     )
     G, F = _embed(G, F, layout)
     motor, _ = layout.rows(body)
@@ -167,7 +196,7 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
     T[0, 0] = T[1, 1] = T[2, 2] = T[3, 2] = 1
     T[0:2, 2] = dtip
     modal = layout.modal_columns
-    T[0:2, modal] = ca.mtimes(Ry, body["tip_value"])
+    T[0:2, modal] = tip_jacobian
     T[2, modal] = body["distal_rotation"]
     T[3, modal] = body["distal_rotation"] + body["tip_tangent"]
     turn = ca.mtimes(body["distal_rotation"], f) if k else 0
@@ -190,39 +219,58 @@ def link_structure(layout: BodyLayout) -> ca.Function:
 
 @lru_cache(maxsize=None)
 def link_articulated(layout: BodyLayout) -> ca.Function:
-    """Inward pass: (G, F, T, Ib_child, pb_child, Q) -> (Ib, pb, K, zb).
+    """Inward pass: (G, F, T, Ib_child, pb_child, Q[, theta'']) -> (Ib, pb, K, zb[, row, rest]).
 
     Articulated inertia IA = G + T' Ib_child T and bias pA = F + T' pb_child;
-    eliminating z'' = zb - K Vdot (Vdot the frame acceleration handed down
-    by the parent) leaves Ib and pb, what the parent sees of this subtree.
+    eliminating the unknown z'' = zb - K Vdot (Vdot the frame acceleration
+    handed down by the parent) leaves Ib and pb, what the parent sees of this
+    subtree. A prescribed joint adds its known theta'' to the bias first and
+    returns the torque's parts, tau = row . a + rest (a the body's
+    acceleration, known in the outward pass).
     """
     sym, d, nz = ca.SX.sym, layout.velocity, layout.coordinates
     G, F, T = sym("G", d, d), sym("F", d), sym("T", FRAME, d)
     Ib_child, pb_child, Q = sym("Ib", FRAME, FRAME), sym("pb", FRAME), sym("Q", nz)
     IA = G + symmetric_product(T, ca.mtimes(Ib_child, T))
     pA = F + ca.mtimes(T.T, pb_child)
-    cols = layout.joint_columns
+    inputs, extra = [G, F, T, Ib_child, pb_child, Q], []
+    if layout.prescribed:
+        known = sym("theta_dd")
+        inputs.append(known)
+        extra = [IA[THETA, :], pA[THETA] - Q[0]]
+        pA = pA + IA[:, THETA] * known
+    cols = layout.unknown_columns
     U = IA[:, cols]
-    solved = small_spd_solve(U[cols, :], ca.horzcat(U[:FRAME, :].T, Q - pA[cols]))
+    forces = Q[int(layout.prescribed):] - pA[cols]
+    if cols:
+        solved = small_spd_solve(U[cols, :], ca.horzcat(U[:FRAME, :].T, forces))
+    else:
+        solved = ca.SX(0, FRAME + 1)
     K, zb = solved[:, :FRAME], solved[:, FRAME]
     Ib = IA[:FRAME, :FRAME] - symmetric_product(U[:FRAME, :].T, K)
     pb = pA[:FRAME] + ca.mtimes(U[:FRAME, :], zb)
-    return ca.Function(layout.name("link_articulated"),
-                       [G, F, T, Ib_child, pb_child, Q], [Ib, pb, K, zb], {"cse": True})
+    return ca.Function(layout.name("link_articulated"), inputs, [Ib, pb, K, zb, *extra], {"cse": True})
 
 
 @lru_cache(maxsize=None)
 def link_acceleration(layout: BodyLayout) -> ca.Function:
-    """Outward pass: (Vdot, K, zb, T) -> (z'', Vdot_child)."""
-    sym, nz = ca.SX.sym, layout.coordinates
-    Vdot, K, zb, T = sym("Vdot", FRAME), sym("K", nz, FRAME), sym("zb", nz), sym("T", FRAME, layout.velocity)
+    """Outward pass: (Vdot, K, zb, T[, theta'', row, rest]) -> (z'', Vdot_child[, tau])."""
+    sym, nu = ca.SX.sym, len(layout.unknown_columns)
+    Vdot, K, zb, T = sym("Vdot", FRAME), sym("K", nu, FRAME), sym("zb", nu), sym("T", FRAME, layout.velocity)
+    inputs = [Vdot, K, zb, T]
     zdd = zb - ca.mtimes(K, Vdot)
+    if layout.prescribed:
+        known, row, rest = sym("theta_dd"), sym("row", 1, layout.velocity), sym("rest")
+        inputs += [known, row, rest]
+        zdd = ca.vertcat(known, zdd)
     a = ca.SX(layout.velocity, 1)
     a[:FRAME] = Vdot
     for r, i in enumerate(layout.joint_columns):
         a[i] += zdd[r]
-    return ca.Function(layout.name("link_acceleration"),
-                       [Vdot, K, zb, T], [zdd, ca.mtimes(T, a)], {"cse": True})
+    outputs = [zdd, ca.mtimes(T, a)]
+    if layout.prescribed:
+        outputs.append(ca.mtimes(row, a) + rest)
+    return ca.Function(layout.name("link_acceleration"), inputs, outputs, {"cse": True})
 
 
 def symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:

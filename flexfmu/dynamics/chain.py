@@ -12,6 +12,14 @@ its mass (beam, lumped masses and payload alike):
 plus rotary inertias that turn with the frame and a local slope. Both
 derivations (closed form and energy) start from these, so the mode-shape
 integrals are computed once and checked once (tests/test_modes.py).
+
+With geometric stiffening the bent beam foreshortens: the point at x moves
+to r(x) = (x - 1/2 f'H(x)f, w(x)), H(x) = int_0^x Phi'^T Phi' ds, which adds
+
+    hb = int H dm,  hd = int x H dm,  hl = H(L),
+
+so that s = (sx - 1/2 f'hb f, sy + a.f), J0 = j0 + f'(Mff - hd)f to second
+order, and the next joint sits at (L - 1/2 f'hl f, w(L)) (docs/dynamics.md).
 """
 
 from __future__ import annotations
@@ -52,8 +60,10 @@ class Coordinates:
 
 
 def coordinate_layout(arm: Arm) -> Coordinates:
-    """Order q of ``arm`` as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]."""
-    records = [Coordinate(f"theta[{j}]", "joint", j, "rad") for j in range(1, len(arm.links) + 1)]
+    """Order q of ``arm`` as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]; the angle of a
+    prescribed joint is marked (an input, not a state)."""
+    records = [Coordinate(f"theta[{j}]", "joint", j, "rad", prescribed=link.joint.prescribed)
+               for j, link in enumerate(arm.links, start=1)]
     theta = tuple(range(len(records)))
     rotor = {}
     for j, link in enumerate(arm.links):
@@ -95,16 +105,22 @@ class LinkBody:
     tip_tangent: ca.SX  # row: tip tangent relative to the distal frame
     root_tangent: ca.SX  # row: root tangent relative to the link frame
     rotary: list[RotaryInertia] = field(default_factory=list)
+    stiffening: bool = False  # geometric stiffening (foreshortening) kept
+    hb: ca.SX | None = None  # modes x modes: int H dm (kg/m)
+    hd: ca.SX | None = None  # modes x modes: int x H dm (kg), the rotating beam's geometric stiffness
+    hl: ca.SX | None = None  # modes x modes: H(L) (1/m), the tip's foreshortening
 
     @property
     def modes(self) -> int:
         return self.a.shape[0]
 
-    def add_point_mass(self, mass, x, phi_row, slope_row, inertia) -> None:
+    def add_point_mass(self, mass, x, phi_row, slope_row, inertia, shortening=None) -> None:
         """Add a point mass at (x, phi_row . f) with a rotary inertia turning
         with the local slope ``slope_row . f``: ``mass`` at ``x`` along the link
         (m), ``phi_row`` the mode shapes' values there (1 x modes), ``slope_row``
-        their slopes d w / d x, ``inertia`` its rotary inertia (kg m^2)."""
+        their slopes d w / d x, ``inertia`` its rotary inertia (kg m^2), and
+        ``shortening`` = H(x) (modes x modes, 1/m), needed when the link keeps
+        geometric stiffening."""
         self.mass += mass
         self.sx += mass * x
         self.j0 += mass * x**2
@@ -112,11 +128,14 @@ class LinkBody:
             self.a += mass * phi_row.T
             self.b += mass * x * phi_row.T
             self.mff += mass * ca.mtimes(phi_row.T, phi_row)
+            if self.stiffening:
+                self.hb += mass * shortening
+                self.hd += mass * x * shortening
         self.rotary.append(RotaryInertia(inertia, slope_row))
 
 
 def _zeros_row(n: int) -> ca.SX:
-    return ca.SX.zeros(1, n)
+    return ca.SX(1, n)  # structural zeros: products with it vanish from the graph
 
 
 def _rigid_body(link_index: int, P: ParameterSymbols) -> LinkBody:
@@ -146,6 +165,12 @@ def _flexible_body(link_index: int, link: FlexibleLink, shapes: ModeSet, P: Para
         coeffs = [P[f"{pre}.damping_coefficient[{k + 1}]"] for k in range(n)]
     tip_slope = ca.SX(shapes.tip_slope).T / L
     tangent_frame = shapes.frame == "tangent"
+    stiffening = link.geometric_stiffening and n > 0
+    shortening = {}
+    if stiffening:
+        shortening = dict(hb=rho * ca.SX(shapes.int_tail_slope_slope),
+                          hd=rho * L * ca.SX(shapes.int_moment_slope_slope),
+                          hl=ca.SX(shapes.int_slope_slope) / L)
     return LinkBody(
         length=L, mass=rho * L, sx=rho * L**2 / 2, sy=ca.SX(0), j0=rho * L**3 / 3,
         a=rho * L * ca.SX(shapes.int_phi), b=rho * L**2 * ca.SX(shapes.int_xi_phi),
@@ -153,7 +178,9 @@ def _flexible_body(link_index: int, link: FlexibleLink, shapes: ModeSet, P: Para
         tip_value=ca.SX(shapes.tip_value).T,
         distal_rotation=tip_slope if tangent_frame else _zeros_row(n),
         tip_tangent=_zeros_row(n) if tangent_frame else tip_slope,
-        root_tangent=ca.SX(shapes.root_slope).T / L,
+        # a tangent frame's x axis is the root tangent (the shapes' root slopes are round-off)
+        root_tangent=_zeros_row(n) if tangent_frame else ca.SX(shapes.root_slope).T / L,
+        stiffening=stiffening, **shortening,
     )
 
 
@@ -235,15 +262,18 @@ def link_bodies(arm: Arm, P: ParameterSymbols, shapes: list[ModeSet | None]) -> 
         body = bodies[lumped.link - 1]
         xi = P[f"{pre}.position"]
         ms = shapes[lumped.link - 1]
+        shortening = None
         if ms is None:
             phi_row, slope_row = _zeros_row(0), _zeros_row(0)
         else:
             phi_row = ca.horzcat(*ms.values(xi))
             slope_row = ca.horzcat(*ms.slopes(xi)) / body.length
-        body.add_point_mass(P[f"{pre}.mass"], xi * body.length, phi_row, slope_row, P[f"{pre}.inertia"])
+            if body.stiffening:
+                shortening = ms.slope_products_to(xi) / body.length
+        body.add_point_mass(P[f"{pre}.mass"], xi * body.length, phi_row, slope_row, P[f"{pre}.inertia"], shortening)
     last = bodies[-1]
     last.add_point_mass(
         P["payload.mass"], last.length, last.tip_value,
-        last.distal_rotation + last.tip_tangent, P["payload.inertia"],
+        last.distal_rotation + last.tip_tangent, P["payload.inertia"], last.hl,
     )
     return bodies

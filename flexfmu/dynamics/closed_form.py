@@ -39,14 +39,24 @@ from flexfmu.dynamics.parameters import ParameterSymbols
 
 
 @lru_cache(maxsize=None)
-def link_template(modes: int) -> ca.Function:
-    """Link-local terms of the closed form for a link with ``modes`` modes.
+def link_template(modes: int, stiffening: bool = False) -> ca.Function:
+    """Link-local terms of the closed form for a link with ``modes`` modes,
+    with or without geometric ``stiffening``.
 
     Inputs: frame angle and rate, f, f', origin velocity-product
     acceleration, gravity, mass properties (m, sx, sy, j0, a, b, Mff, K),
-    tip values, and the summed rotary inertias (I, I s, I s's).
+    tip values, and the summed rotary inertias (I, I s, I s's); with
+    stiffening also hb, hd and hl (see :mod:`flexfmu.dynamics.chain`).
     Outputs: G, F, the origin Jacobian increments per unit angle rate and
-    per tip deflection, and the next origin's velocity-product acceleration.
+    per modal coordinate (the tip Jacobian R dr_tip/df, 2 x modes), and the
+    next origin's velocity-product acceleration.
+
+    With stiffening the link's kinetic energy is kept to second order in
+    (f, f'): s(f) = (sx - 1/2 f'hb f, sy + a.f) with ds/df = C(f) =
+    [-(hb f)'; a'], J0 = j0 + f'(Mff - hd)f; the next joint sits at
+    r_tip = (L - 1/2 f'hl f, tip_value f). Lagrange's equations of that
+    energy add to F the centrifugal stiffening phid^2 hd f, the axial load
+    -(Rx . (o'' - g)) hb f and the velocity products of the foreshortening.
     """
     sym = ca.SX.sym
     phi, phid, f, fd = sym("phi"), sym("phid"), sym("f", modes), sym("fd", modes)
@@ -56,32 +66,63 @@ def link_template(modes: int) -> ca.Function:
     mff, K = sym("mff", modes, modes), sym("K", modes, modes)
     tip_value, L = sym("tip_value", 1, modes), sym("L")
     rot_I, rot_Is, rot_Iss = sym("rot_I"), sym("rot_Is", 1, modes), sym("rot_Iss", modes, modes)
+    inputs = [phi, phid, f, fd, o_vp, g, m, sx, sy, j0, a, b, mff, K, tip_value, L, rot_I, rot_Is, rot_Iss]
 
     R = rotation(phi)
-    Rx, Ry = R[:, 0], R[:, 1]
+    Rx = R[:, 0]
     perp = lambda v: ca.vertcat(-v[1], v[0])  # noqa: E731  (S v)
-    s = ca.vertcat(sx, sy + ca.dot(a, f))
+    a_rel = o_vp - g
+    if stiffening:
+        hb, hd, hl = sym("hb", modes, modes), sym("hd", modes, modes), sym("hl", modes, modes)
+        inputs += [hb, hd, hl]
+        hb_f, hl_f = ca.mtimes(hb, f), ca.mtimes(hl, f)
+        s = ca.vertcat(sx - 0.5 * ca.dot(f, hb_f), sy + ca.dot(a, f))
+        C = ca.vertcat(-hb_f.T, a.T)  # ds/df
+        C_tip = ca.vertcat(-hl_f.T, tip_value)  # dr_tip/df
+        r_tip = ca.vertcat(L - 0.5 * ca.dot(f, hl_f), ca.mtimes(tip_value, f))
+        inertia = mff - hd  # d2 J0 / df2 / 2
+    else:
+        s = ca.vertcat(sx, sy + ca.dot(a, f))
+        C = ca.vertcat(ca.SX(1, modes), a.T)
+        C_tip = ca.vertcat(ca.SX(1, modes), tip_value)
+        r_tip = ca.vertcat(L, ca.mtimes(tip_value, f))
+        inertia = mff
     Rs = ca.mtimes(R, s)
     c = perp(Rs)  # int R S r dm
-    J0 = j0 + ca.mtimes([f.T, mff, f]) + rot_I
-    Ra = ca.mtimes(Ry, a.T)  # int R Phi dm
+    RC = ca.mtimes(R, C)  # int R dr/df dm
+    J0 = j0 + ca.mtimes([f.T, inertia, f]) + rot_I
     G = ca.blockcat([
-        [m * ca.SX.eye(2), c, Ra],
+        [m * ca.SX.eye(2), c, RC],
         [c.T, J0, b.T + rot_Is],
-        [Ra.T, b + rot_Is.T, mff + rot_Iss],
+        [RC.T, b + rot_Is.T, mff + rot_Iss],
     ])
 
-    a_rel = o_vp - g
-    af = ca.dot(a, fd)
-    force = m * a_rel - phid**2 * Rs - 2 * phid * af * Rx
-    moment = ca.dot(c, a_rel) + 2 * phid * ca.mtimes([f.T, mff, fd])
-    modal = a * ca.dot(Ry, a_rel) - phid**2 * ca.mtimes(mff, f) + ca.mtimes(K, f)
+    # d/dt (dT/dq') - dT/dq without the accelerations, plus dV/dq
+    Cfd = ca.mtimes(C, fd)
+    force = m * a_rel - phid**2 * Rs + 2 * phid * perp(ca.mtimes(R, Cfd))
+    moment = ca.dot(c, a_rel) + 2 * phid * ca.mtimes([f.T, inertia, fd])
+    modal = ca.mtimes(RC.T, a_rel) - phid**2 * ca.mtimes(inertia, f) + ca.mtimes(K, f)
+    if stiffening:
+        force -= ca.mtimes([fd.T, hb, fd]) * Rx  # d/dt C . fd
     F = ca.vertcat(force, moment, modal)
 
-    Rtip = ca.mtimes(R, ca.vertcat(L, ca.mtimes(tip_value, f)))
-    o_vp_next = o_vp - phid**2 * Rtip - 2 * phid * ca.mtimes(tip_value, fd) * Rx
-    inputs = [phi, phid, f, fd, o_vp, g, m, sx, sy, j0, a, b, mff, K, tip_value, L, rot_I, rot_Is, rot_Iss]
-    return ca.Function(f"link_terms_{modes}", inputs, [G, F, perp(Rtip), Ry, o_vp_next])
+    Rtip = ca.mtimes(R, r_tip)
+    tip_jacobian = ca.mtimes(R, C_tip)
+    o_vp_next = o_vp - phid**2 * Rtip + 2 * phid * perp(ca.mtimes(tip_jacobian, fd))
+    if stiffening:
+        o_vp_next -= ca.mtimes([fd.T, hl, fd]) * Rx
+    name = f"link_terms_{modes}{'_stiffened' * stiffening}"
+    return ca.Function(name, inputs, [G, F, perp(Rtip), tip_jacobian, o_vp_next])
+
+
+def link_arguments(body: LinkBody) -> list:
+    """The link-specific arguments of :func:`link_template` for ``body`` after the motion (m ... rot_Iss,
+    then hb, hd, hl when the link keeps geometric stiffening)."""
+    arguments = [body.mass, body.sx, body.sy, body.j0, body.a, body.b, body.mff, body.stiffness,
+                 body.tip_value, body.length, *rotary_sums(body)]
+    if body.stiffening:
+        arguments += [body.hb, body.hd, body.hl]
+    return arguments
 
 
 def rotary_sums(body: LinkBody):
@@ -111,15 +152,13 @@ def closed_form_dynamics(coords: Coordinates, rows: ChainRows, bodies: list[Link
     o_vp = ca.SX(2, 1)  # velocity-product acceleration of that origin
     for body, Jphi, E in zip(bodies, rows.frame_angles, rows.selections):
         f, fd = ca.mtimes(E, q), ca.mtimes(E, qd)
-        G, F, dJo_angle, Ry, o_vp = link_template(body.modes)(
-            ca.mtimes(Jphi, q), ca.mtimes(Jphi, qd), f, fd, o_vp, g,
-            body.mass, body.sx, body.sy, body.j0, body.a, body.b, body.mff, body.stiffness,
-            body.tip_value, body.length, *rotary_sums(body),
+        G, F, dJo_angle, tip_jacobian, o_vp = link_template(body.modes, body.stiffening)(
+            ca.mtimes(Jphi, q), ca.mtimes(Jphi, qd), f, fd, o_vp, g, *link_arguments(body),
         )
         J = ca.vertcat(Jo, Jphi, E)
         M += ca.mtimes([J.T, G, J])
         h += ca.mtimes(J.T, F)
-        Jo = Jo + ca.mtimes(dJo_angle, Jphi) + ca.mtimes(Ry, ca.mtimes(body.tip_value, E))
+        Jo = Jo + ca.mtimes(dJo_angle, Jphi) + ca.mtimes(tip_jacobian, E)
 
     for inertia, row in rotor_inertias(rows, P):
         M += inertia * ca.mtimes(row.T, row)

@@ -7,7 +7,10 @@ directional derivatives); then
     M = d2T/dqd2,   h = d/dq(dT/dqd) qd - dT/dq + dV/dq + dissipation.
 
 This shares only the link mass properties with the closed form, so the two
-agreeing (tests) checks the recursion, the Jacobians and the signs.
+agreeing (tests) checks the recursion, the Jacobians and the signs. A link
+with geometric stiffening has its foreshortening in s, in the rate of its
+points and in J0 (second order in f, f'), and its tip, where the next link
+starts, moves back by 1/2 f'hl f (forward kinematics).
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ def energies(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P, q,
         R = rotation(angles[i])
         s = ca.vertcat(body.sx, body.sy + ca.mtimes(body.a.T, f))
         J0 = body.j0 + ca.mtimes([f.T, body.mff, f])
-        local_rate = ca.vertcat(0, ca.mtimes(body.a.T, fd))  # int Phi fd dm
+        local_rate = ca.vertcat(0, ca.mtimes(body.a.T, fd))  # int dr/dt dm in the link frame
+        if body.stiffening:
+            s[0] -= 0.5 * ca.mtimes([f.T, body.hb, f])
+            J0 -= ca.mtimes([f.T, body.hd, f])
+            local_rate[0] -= ca.mtimes([f.T, body.hb, fd])
         T += 0.5 * (
             body.mass * ca.dot(od, od)
             + 2 * ca.dot(od, phid * ca.mtimes(ca.mtimes(R, S), s) + ca.mtimes(R, local_rate))

@@ -89,7 +89,8 @@ def forward_kinematics(coords: Coordinates, bodies: list[LinkBody], q: ca.SX):
     Returns ``(origins, angles, tip, tip_angle)`` where ``origins[i]`` and
     ``angles[i]`` place link i's frame, ``tip`` is the deflected tip of the
     last link and ``tip_angle`` its tangent angle. Built by accumulation, not
-    from the Jacobian rows, so the energy derivation stands on its own.
+    from the Jacobian rows, so the energy derivation stands on its own. A
+    link with geometric stiffening ends at (L - 1/2 f'hl f, w(L)) in its frame.
     """
     origin, angle = ca.SX(2, 1), ca.SX(0)
     origins, angles = [], []
@@ -99,6 +100,8 @@ def forward_kinematics(coords: Coordinates, bodies: list[LinkBody], q: ca.SX):
         origins.append(origin)
         angles.append(angle)
         tip_local = ca.vertcat(body.length, ca.mtimes(body.tip_value, f))
+        if body.stiffening:
+            tip_local[0] -= 0.5 * ca.mtimes([f.T, body.hl, f])
         tip_turn = ca.mtimes(body.distal_rotation, f) if coords.modal[i] else 0
         tangent = ca.mtimes(body.tip_tangent, f) if coords.modal[i] else 0
         origin = origin + ca.mtimes(rotation(angle), tip_local)

@@ -31,7 +31,15 @@ OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RA
                  ELASTIC_DEVIATION, ENVELOPE, ENVELOPE_FLAG)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
+# Input groups: a joint is driven by its torque, or by a prescribed motion
+# (its angle, rate and acceleration are inputs; its torque is an output).
 TORQUE = "torque"
+PRESCRIBED_ANGLE, PRESCRIBED_RATE = "prescribed_angle", "prescribed_rate"
+PRESCRIBED_ACCELERATION = "prescribed_acceleration"
+PRESCRIBED = (PRESCRIBED_ANGLE, PRESCRIBED_RATE, PRESCRIBED_ACCELERATION)
+INPUT_GROUPS = (TORQUE, *PRESCRIBED)
+JOINT_TORQUE = "joint_torque"  # output: the torque a prescribed joint applies (the outputs' last group)
+OUTPUT_GROUPS += (JOINT_TORQUE,)
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,9 @@ class Coordinate:
         ``"1/m"``, a twist rate ``"rad/m"``.
     mode : int or None
         The 1-based mode number of a modal coordinate.
+    prescribed : bool
+        True for the angle of a prescribed joint: an input of the model,
+        not a state (its rate and acceleration are inputs too).
     """
 
     name: str
@@ -62,6 +73,7 @@ class Coordinate:
     link: int
     unit: str
     mode: int | None = None
+    prescribed: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,8 @@ class Signal:
         ``tau[1]``, ``joint[1].angle``, ``tip.x``, ...
     unit : str
     group : str
-        What it measures or drives (the constants of this module); the
+        What it measures or drives (the constants of this module: output
+        groups, and for inputs ``torque`` or one of :data:`PRESCRIBED`); the
         members of a group are listed in link order.
     description : str
     link : int or None

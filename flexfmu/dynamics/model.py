@@ -21,6 +21,7 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics.delta.graph import DeltaGraph
+from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.planar import PlanarChain
 from flexfmu.spec.arm import Arm
@@ -36,14 +37,20 @@ class ModelGraph(Protocol):
     (:class:`flexfmu.dynamics.planar.PlanarChain` for planar arms).
 
     Attributes: ``q``, ``qd``, ``p`` (SX symbols), ``parameter_table``,
-    ``layout`` (Coordinate records of q), ``inputs`` (Signal records of u);
-    ``METHODS``, the derivations it offers, the first being the default.
+    ``layout`` (Coordinate records of q, prescribed joint angles marked),
+    ``inputs`` (Signal records of u: joint j's torque, or its prescribed
+    angle, rate and acceleration, each with ``link`` = j),
+    ``joint_torques`` (Signal records of the prescribed joints' torques,
+    appended to the outputs); ``METHODS``, the derivations it offers, the
+    first being the default. B has one column per joint, joint j's torque in
+    column j - 1.
     """
 
     METHODS: tuple[str, ...]
 
     def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
-        """(M, h, B) with M qdd + h = B u, by the derivation ``method`` (one of ``METHODS``)."""
+        """(M, h, B) with M qdd + h = B tau (tau every joint's torque), by the derivation ``method`` (one of
+        ``METHODS``)."""
 
     def energies(self) -> tuple[ca.SX, ca.SX]:
         """Kinetic and potential energy."""
@@ -67,7 +74,7 @@ GRAPHS: dict[str, type] = {"planar": PlanarChain, "delta": DeltaGraph}
 
 @dataclass(frozen=True)
 class Model:
-    """Dynamics M(q) qdd + h(q, qd) = B(q) u of one arm, with metadata.
+    """Dynamics M(q) qdd + h(q, qd) = B(q) tau of one arm, with metadata.
 
     Attributes
     ----------
@@ -75,13 +82,24 @@ class Model:
     method : str
         The derivation of M and h.
     layout : tuple of Coordinate
-        What each entry of q is (kind, link, unit, mode).
+        What each entry of q is (kind, link, unit, mode, prescribed).
     parameter_table : list of Parameter
         Every entry of p with its unit, description and whether it is tunable.
     input_table : list of Signal
-        The inputs u.
-    mass_matrix, bias, input_matrix, forward_dynamics, state_derivative : casadi.Function
-        See DESIGN.md; ``state_derivative`` maps (x = [q; qd], u, p) to dx/dt.
+        The inputs u: joint torques (group ``torque``), and for prescribed
+        joints their angle, rate and acceleration (groups
+        ``flexfmu.dynamics.metadata.PRESCRIBED``).
+    mass_matrix, bias, input_matrix : casadi.Function
+        M(q, p), h(q, qd, p) and B(q, p) over every coordinate, B with one
+        column per joint (u = tau when no joint is prescribed).
+    forward_dynamics, state_derivative : casadi.Function
+        (q, qd, u, p) -> qdd and (x = [q; qd], u, p) -> dx/dt over the
+        state coordinates (:attr:`states`: every coordinate but the angles
+        of prescribed joints, which come from u).
+    motion : casadi.Function
+        (q, qd, u, p) of the state coordinates -> (q, qd, qdd) of every
+        coordinate and tau of the prescribed joints (empty without them):
+        ``flexfmu.dynamics.drives``.
 
     The energy, outputs, structure matrices, Coriolis matrix and compiled C
     contract are properties built on first use.
@@ -97,6 +115,7 @@ class Model:
     input_matrix: ca.Function
     forward_dynamics: ca.Function
     state_derivative: ca.Function
+    motion: ca.Function
     _graph: ModelGraph = field(repr=False, compare=False)
 
     # ------------------------------------------------------------ names and data
@@ -138,14 +157,41 @@ class Model:
         start = getattr(self._graph, "start_coordinates", None)
         return np.zeros(len(self.layout)) if start is None else np.asarray(start(), float)
 
+    @property
+    def start_state(self) -> np.ndarray:
+        """x = [q0; 0] over the state coordinates at the arm's start pose, at rest: where the FMU, the
+        reference and a scenario start."""
+        q0 = self.start_coordinates[list(self.drives.states)]
+        return np.concatenate([q0, np.zeros(len(q0))])
+
     def coordinates_of(self, kind: str) -> list[int]:
         """Indices into q of the coordinates of ``kind`` (joint, rotor, modal, elastic)."""
         return [k for k, c in enumerate(self.layout) if c.kind == kind]
 
+    @cached_property
+    def drives(self) -> Drives:
+        """Where the state and prescribed coordinates sit in q and each kind of input in u."""
+        return Drives.of(self.layout, self.input_table)
+
+    @property
+    def state_layout(self) -> tuple[Coordinate, ...]:
+        """The coordinates that are states (all but the angles of prescribed joints), in q order."""
+        return tuple(c for c in self.layout if not c.prescribed)
+
+    @property
+    def states(self) -> list[str]:
+        """Names of the state coordinates; x = [q; qd] over these."""
+        return [c.name for c in self.state_layout]
+
+    def inputs_of(self, group: str) -> list[str]:
+        """Names of the inputs in ``group`` (``torque`` or one of flexfmu.dynamics.metadata.PRESCRIBED)."""
+        return [s.name for s in self.input_table if s.group == group]
+
     @property
     def output_table(self) -> list[Signal]:
-        """The outputs y, in order, with units and groups."""
-        return self._output_graph[0]
+        """The outputs y, in order, with units and groups: the kinematic outputs, then the torques of
+        prescribed joints."""
+        return self._output_graph[0] + list(self._graph.joint_torques)
 
     @property
     def output_names(self) -> list[str]:
@@ -178,15 +224,21 @@ class Model:
 
     @property
     def kinematic_outputs(self) -> ca.Function:
-        """(q, qd, qdd, p) -> y: the outputs given the accelerations."""
+        """(q, qd, qdd, p) -> y over every coordinate: the outputs given the accelerations, all but the
+        torques of prescribed joints (the last outputs, which need the dynamics)."""
         return self._output_graph[1]
 
     @cached_property
     def outputs(self) -> ca.Function:
-        """(q, qd, u, p) -> y; accelerations come from the forward dynamics."""
-        n, nu, npar = len(self.layout), len(self.input_table), len(self.parameter_table)
+        """(q, qd, u, p) -> y, q and qd of the state coordinates; accelerations (and prescribed joints'
+        torques) come from the forward dynamics."""
+        n, nu, npar = len(self.state_layout), len(self.input_table), len(self.parameter_table)
         q, qd, u, p = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
-        y = self.kinematic_outputs(q, qd, self.forward_dynamics(q, qd, u, p), p)
+        if self.drives.prescribed:
+            q_all, qd_all, qdd, torques = self.motion(q, qd, u, p)
+            y = ca.vertcat(self.kinematic_outputs(q_all, qd_all, qdd, p), torques)
+        else:
+            y = self.kinematic_outputs(q, qd, self.forward_dynamics(q, qd, u, p), p)
         return ca.Function("outputs", [q, qd, u, p], [y], ["q", "qd", "u", "p"], ["y"])
 
     @cached_property
@@ -246,18 +298,28 @@ def build_model(arm: Arm, method: str | None = None) -> Model:
         raise ValueError(f"method must be one of {', '.join(graph_class.METHODS)}, got {method!r}")
     graph = graph_class(arm)
     q, qd, p = graph.q, graph.qd, graph.p
-    n, nu = q.numel(), len(graph.inputs)
     M, h, B = graph.dynamics(method)
     mass_matrix = ca.Function("mass_matrix", [q, p], [M], ["q", "p"], ["M"])
     bias = ca.Function("bias", [q, qd, p], [h], ["q", "qd", "p"], ["h"])
     input_fn = ca.Function("input_matrix", [q, p], [B], ["q", "p"], ["B"])
+    drives = Drives.of(graph.layout, graph.inputs)
 
-    # Accelerations by a numeric LDL solve of the evaluated M (not a symbolic
-    # solve, which dominates the graph and the generated C).
+    # Accelerations by a numeric solve of the evaluated M (not a symbolic
+    # solve, which dominates the graph and the generated C): LDL of M, or
+    # with prescribed joints QR of the square system of flexfmu.dynamics.drives.
+    n, nu = len(drives.states), len(graph.inputs)
     qm, qdm, um, pm = (ca.MX.sym(k, s) for k, s in (("q", n), ("qd", n), ("u", nu), ("p", p.numel())))
-    rhs = ca.mtimes(input_fn(qm, pm), um) - bias(qm, qdm, pm)
-    qddm = ca.solve(mass_matrix(qm, pm), rhs, "ldl")
+    if drives.prescribed:
+        q_all, qd_all = drives.coordinates(qm, qdm, um)
+        qdd_all, torques = drives.solve(mass_matrix(q_all, pm), bias(q_all, qd_all, pm), input_fn(q_all, pm), um)
+        qddm = qdd_all[list(drives.states)]
+    else:
+        rhs = ca.mtimes(input_fn(qm, pm), um) - bias(qm, qdm, pm)
+        qddm = ca.solve(mass_matrix(qm, pm), rhs, "ldl")
+        q_all, qd_all, qdd_all, torques = qm, qdm, qddm, ca.MX(0, 1)
     forward = ca.Function("forward_dynamics", [qm, qdm, um, pm], [qddm], ["q", "qd", "u", "p"], ["qdd"])
+    motion = ca.Function("motion", [qm, qdm, um, pm], [q_all, qd_all, qdd_all, torques],
+                         ["q", "qd", "u", "p"], ["q_all", "qd_all", "qdd_all", "tau"])
     xm = ca.MX.sym("x", 2 * n)
     state_derivative = ca.Function(
         "state_derivative", [xm, um, pm],
@@ -267,14 +329,15 @@ def build_model(arm: Arm, method: str | None = None) -> Model:
     return Model(
         arm=arm, method=method, layout=graph.layout, parameter_table=graph.parameter_table,
         input_table=graph.inputs, mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn,
-        forward_dynamics=forward, state_derivative=state_derivative, _graph=graph,
+        forward_dynamics=forward, state_derivative=state_derivative, motion=motion, _graph=graph,
     )
 
 
 def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.Function, p: np.ndarray) -> None:
     """Raise a SpecError naming a link unless M(q = 0, ``p``) is finite and positive definite with room to
     spare: its smallest eigenvalue, scaled to a unit diagonal (which keeps definiteness and removes the
-    units), must reach :data:`CONDITION_FLOOR`.
+    units), must reach :data:`CONDITION_FLOOR`. Only the rows and columns of the state coordinates count:
+    the accelerations of prescribed joints are given, so their rows are never solved for.
 
     Parameters
     ----------
@@ -287,7 +350,9 @@ def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.
     p : numpy.ndarray
         The nominal parameters.
     """
-    M = np.array(mass_matrix(np.zeros(len(layout)), p))
+    states = [k for k, c in enumerate(layout) if not c.prescribed]
+    M = np.array(mass_matrix(np.zeros(len(layout)), p))[np.ix_(states, states)]
+    layout = [layout[k] for k in states]
     diagonal = np.diag(M).copy()
     bad = ~np.isfinite(diagonal) | ~(diagonal > 0) | ~np.isfinite(M).all(axis=1)
     if bad.any():

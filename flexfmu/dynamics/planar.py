@@ -17,12 +17,33 @@ from flexfmu.dynamics.closed_form import closed_form_dynamics
 from flexfmu.dynamics.energy import energies, energy_dynamics
 from flexfmu.dynamics.forces import input_matrix
 from flexfmu.dynamics.frames import chain_rows
-from flexfmu.dynamics.metadata import TORQUE, Signal
+from flexfmu.dynamics import metadata as md
+from flexfmu.dynamics.metadata import Signal
 from flexfmu.dynamics.outputs import output_expressions
 from flexfmu.dynamics.parameters import ParameterSymbols, arm_parameters
 from flexfmu.spec.arm import Arm
 
 DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
+
+
+def joint_signals(arm: Arm) -> tuple[list[Signal], list[Signal]]:
+    """The inputs u of ``arm`` joint by joint (a torque, or a prescribed joint's angle, rate and
+    acceleration), and the outputs of the prescribed joints' torques."""
+    inputs, torques = [], []
+    for j, link in enumerate(arm.links, start=1):
+        torque = f"tau[{j}]"
+        if not link.joint.prescribed:
+            inputs.append(Signal(torque, "N.m", md.TORQUE, f"torque of joint {j} (joint side of the gear)", j))
+            continue
+        inputs += [
+            Signal(f"theta[{j}]", "rad", md.PRESCRIBED_ANGLE, f"prescribed angle of joint {j}", j),
+            Signal(f"der(theta[{j}])", "rad/s", md.PRESCRIBED_RATE, f"prescribed rate of joint {j}", j),
+            Signal(f"der(theta[{j}],2)", "rad/s2", md.PRESCRIBED_ACCELERATION,
+                   f"prescribed acceleration of joint {j}", j),
+        ]
+        torques.append(Signal(torque, "N.m", md.JOINT_TORQUE,
+                              f"torque joint {j} applies to follow its prescribed motion (joint side of the gear)", j))
+    return inputs, torques
 
 
 class PlanarChain:
@@ -39,8 +60,7 @@ class PlanarChain:
         self.layout = self.coords.records
         n = self.coords.size
         self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
-        self.inputs = [Signal(f"tau[{j}]", "N.m", TORQUE, f"torque of joint {j} (joint side of the gear)", j)
-                       for j in range(1, len(arm.links) + 1)]
+        self.inputs, self.joint_torques = joint_signals(arm)
 
     def dynamics(self, method: str) -> tuple[ca.SX, ca.SX, ca.SX]:
         """(M, h, B) with M qdd + h = B u, by the derivation ``method`` (a key of :data:`DERIVATIONS`)."""

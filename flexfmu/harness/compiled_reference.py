@@ -67,7 +67,7 @@ def dop853_step(model) -> ca.Function:
 def control_function(model, controller) -> ca.Function:
     """(x, u, p, r, k) -> the law's torque from the measured outputs of state x (under the held
     input u) of ``controller``, a ``flexfmu.control.controllers.SampledController`` of ``model``."""
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
     law = controller.law.function
     r, k = ca.MX.sym("r", law.size1_in(1)), ca.MX.sym("k", law.size1_in(2))
@@ -116,7 +116,7 @@ class CompiledReference:
 
     def __init__(self, model, controller=None):
         self.model = model
-        self.nx, self.nu = 2 * len(model.coordinates), len(model.inputs)
+        self.nx, self.nu = 2 * len(model.states), len(model.inputs)
         functions = [dop853_step(model)]
         self.closed_loop = controller is not None and hasattr(controller, "law")
         if self.closed_loop:

@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 import flexfmu
-from flexfmu.control.scenario import load_scenario, scenarios_for
+from flexfmu.control.scenario import Scenario, load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm, resolve_scenario
 from flexfmu.harness import fmu_cache
 from flexfmu.harness.compare import compare_runs
@@ -54,6 +54,8 @@ def _python_fmu(case) -> Path:
 
 
 def _controllerfmu_file(case) -> Path:
+    if case.scenario_file is None:
+        raise ValueError("a scenario given as loaded data (no file) has no controller FMU")
     return fmu_cache.controller_fmu(case.scenario_file)
 
 
@@ -70,12 +72,18 @@ class CaseSetup:
     use from the cache (:data:`FMU_BUILDERS`)."""
 
     arm_file: Path
-    scenario_file: Path
+    scenario_file: Path | None
     scenario: object
     model: object
     controller: object
     fmu_arm: object = None
     shipped: dict = field(default_factory=dict)
+
+    @property
+    def scenario_source(self):
+        """What sets the scenario up again in another process: its file, or the loaded Scenario when it was
+        given as data (e.g. with its motion changed)."""
+        return self.scenario_file or self.scenario
 
     @property
     def grid(self) -> np.ndarray:
@@ -104,16 +112,17 @@ class CaseSetup:
 
 def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=None,
                shipped: dict | None = None) -> CaseSetup:
-    """The :class:`CaseSetup` of the scenario ``scenario_name`` (name or file) on the arm ``arm_path``
-    (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm`` and
-    ``shipped`` as for CaseSetup."""
-    scenario = load_scenario(scenario_name)
+    """The :class:`CaseSetup` of the scenario ``scenario_name`` (name, file or loaded Scenario) on the arm
+    ``arm_path`` (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm``
+    and ``shipped`` as for CaseSetup."""
+    loaded = isinstance(scenario_name, Scenario)
+    scenario = scenario_name if loaded else load_scenario(scenario_name)
     if duration is not None:
         scenario = dataclasses.replace(scenario, duration=duration)
     arm_file = resolve_arm(arm_path)
     model = flexfmu.build_model(flexfmu.load_arm(arm_file))
-    return CaseSetup(arm_file, resolve_scenario(scenario_name), scenario, model, scenario.build_controller(model),
-                     fmu_arm, dict(shipped or {}))
+    return CaseSetup(arm_file, None if loaded else resolve_scenario(scenario_name), scenario, model,
+                     scenario.build_controller(model), fmu_arm, dict(shipped or {}))
 
 
 @dataclass(frozen=True)
@@ -195,7 +204,7 @@ def case_runs(case: CaseSetup, runs=tuple(RUNS)) -> list[str]:
             if RUNS[name].applies is None or RUNS[name].applies(case)]
 
 
-def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = None,
+def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
              fmu_arm=None, runs=tuple(RUNS)) -> dict:
     """Run ``scenario_name`` on the arm and compare every pair of runs.
 
@@ -203,8 +212,8 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
     ----------
     arm_path : str or Path
         The arm file, or the name of an example arm.
-    scenario_name : str
-        A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`).
+    scenario_name : str, Path or Scenario
+        A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`), or a loaded one.
     out : Path
         Folder for the plots.
     duration : float, optional
@@ -248,7 +257,7 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     units = dict(zip(model.output_names, model.output_units))
     comparisons = compare_runs(results, scenario.compared(model), {name: RUNS[name].scheme for name in results},
-                               units)
+                               units, {signal.name: signal.group for signal in model.output_table})
     label = f"{model.arm.name}/{scenario.name}"
     entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
              "runs": {name: outcomes[name][1] for name in results},
@@ -273,8 +282,8 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
 
     Parameters
     ----------
-    cases : list of (Path, str)
-        The arm files with a scenario each.
+    cases : list of (Path, str or Scenario)
+        The arm files with a scenario each (name, file or loaded Scenario).
     out : Path
         The report's folder.
     duration : float, optional
@@ -301,18 +310,19 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     return write_report(out, results, time.perf_counter() - start)
 
 
-def _remote_run(arm_file, scenario_file, duration, name: str, shipped: dict) -> tuple:
-    """execute_run in a worker: the case set up there, with the FMUs shipped to it."""
-    return execute_run(case_setup(arm_file, scenario_file, duration, shipped=shipped), name)
+def _remote_run(arm_file, scenario, duration, name: str, shipped: dict) -> tuple:
+    """execute_run in a worker: the case set up there (``scenario`` a file or a loaded Scenario), with the
+    FMUs shipped to it."""
+    return execute_run(case_setup(arm_file, scenario, duration, shipped=shipped), name)
 
 
-def fmu_file(kind: str, arm_file, scenario_file, duration):
-    """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for the case of ``arm_file`` and
-    ``scenario_file`` (duration ``duration``), as an FmuFile to ship to workers; built in the process
+def fmu_file(kind: str, arm_file, scenario, duration):
+    """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for the case of ``arm_file`` and ``scenario``
+    (file or loaded Scenario; duration ``duration``), as an FmuFile to ship to workers; built in the process
     that runs it, or taken from its cache."""
     from flexfmu.harness.campaign import FmuFile
 
-    return FmuFile.of(case_setup(arm_file, scenario_file, duration).fmu(kind))
+    return FmuFile.of(case_setup(arm_file, scenario, duration).fmu(kind))
 
 
 def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: float | None = None,
@@ -325,8 +335,8 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
     Parameters
     ----------
     client : dask.distributed.Client
-    cases : list of (Path, str)
-        The arm files with a scenario each.
+    cases : list of (Path, str or Scenario)
+        The arm files with a scenario each (name, file or loaded Scenario).
     out : Path
         The report's folder.
     duration : float, optional
@@ -344,12 +354,12 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
         for name in case_runs(case, runs):
             shipped = {}
             for kind in RUNS[name].needs:
-                key = (kind, str(case.arm_file), str(case.scenario_file) if kind not in PER_ARM else "")
+                key = (kind, str(case.arm_file), str(case.scenario_source) if kind not in PER_ARM else "")
                 if key not in builds:
-                    builds[key] = client.submit(fmu_file, kind, case.arm_file, case.scenario_file, duration,
+                    builds[key] = client.submit(fmu_file, kind, case.arm_file, case.scenario_source, duration,
                                                 pure=False, priority=10)
                 shipped[kind] = builds[key]
-            futures.append(client.submit(_remote_run, case.arm_file, case.scenario_file, duration, name, shipped,
+            futures.append(client.submit(_remote_run, case.arm_file, case.scenario_source, duration, name, shipped,
                                          pure=False, priority=5 if name == "native-me" else 0))
     outcomes = iter([_outcome(future) for future in futures])
     return [assemble_case(case, {name: next(outcomes) for name in case_runs(case, runs)}, out) for case in setups]

@@ -52,7 +52,8 @@ def tracking_errors(result, model, reference) -> tuple[np.ndarray, np.ndarray]:
 def scenario_figures(result, model, reference=None) -> dict:
     """Tracking (closed loop with ``reference``), vibration and effort figures of ``result``, a run of
     ``model`` holding its outputs and inputs, by name, each with its unit in the key."""
-    figures = {f"largest {name} magnitude [N m]": float(np.max(np.abs(result[name]))) for name in model.inputs}
+    figures = {f"largest {s.name} magnitude [{s.unit}]": float(np.max(np.abs(result[s.name])))
+               for s in model.input_table}
     figures |= {f"largest {name} magnitude [m]": float(np.max(np.abs(result[name]))) for name in model.outputs_of(DEFLECTION)}
     if reference is not None:
         joints, tip = tracking_errors(result, model, reference)

@@ -13,7 +13,9 @@ integrator over a single interval is reused. ``method="adams"`` is the
 non-dissipative choice for energy checks, ``"bdf"`` the robust one for stiff
 arms. In closed loop the input changes at every sample, and the compiled
 one-step DOP853 integrator of ``flexfmu.harness.compiled_reference`` runs
-the loop without restarts.
+the loop without restarts. States are x = [q; qd] over the model's
+state coordinates (``Model.states``: a prescribed joint's angle, rate and
+acceleration are inputs, held like torques).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def integrator_options(rtol: float, atol: float, method: str) -> dict:
 
 def reference_dae(model: Model) -> dict:
     """ODE of ``model`` with the held input and the parameters together as CVODES' p."""
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar)
     return {"x": x, "p": up, "ode": model.state_derivative(x, up[:nu], up[nu:])}
 
@@ -85,7 +87,7 @@ def simulate_reference(
     duration, step : float
         End time and output interval (s); inputs are held over each interval.
     x0 : array, optional
-        Initial state [q; qd] (the start pose at rest by default).
+        Initial state [q; qd] over the state coordinates (the start pose at rest by default).
     inputs : callable t -> u, optional
         Evaluated at the start of each interval (zeros by default).
     p : array, optional
@@ -100,9 +102,9 @@ def simulate_reference(
     Result
         States, their derivatives' names ``der(...)``, inputs and outputs on the grid 0, step, ..., duration.
     """
-    n, nu = len(model.coordinates), len(model.inputs)
+    n, nu = len(model.states), len(model.inputs)
     grid = np.linspace(0.0, duration, int(round(duration / step)) + 1)
-    x0 = np.concatenate([model.start_coordinates, np.zeros(n)]) if x0 is None else np.asarray(x0, float)
+    x0 = model.start_state.copy() if x0 is None else np.asarray(x0, float)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     u_grid = np.array([np.zeros(nu) if inputs is None else np.asarray(inputs(t), float) for t in grid])
     states = integrate_held(model, grid, x0, u_grid, p, rtol, atol, method)
@@ -112,11 +114,11 @@ def simulate_reference(
 def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
     """States, inputs and outputs of a run of ``model`` as a Result: ``states`` (one row per time of
     ``grid``) and the held inputs ``u_grid``, with the outputs computed at parameters ``p``."""
-    n = len(model.coordinates)
+    n = len(model.states)
     y = model.outputs.map(len(grid))(states[:, :n].T, states[:, n:].T, u_grid.T, p).full().T
-    coords = model.coordinates
+    coords = model.states
     names = coords + [f"der({c})" for c in coords] + model.inputs + model.output_names
-    units = [c.unit for c in model.layout] + [c.unit + "/s" for c in model.layout]
+    units = [c.unit for c in model.state_layout] + [c.unit + "/s" for c in model.state_layout]
     units += [s.unit for s in model.input_table] + model.output_units
     return Result(grid, names, units, np.hstack([states, u_grid, y]))
 
@@ -149,7 +151,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     from flexfmu.harness.compiled_reference import CompiledReference
 
     p = model.nominal_parameters if p is None else np.asarray(p, float)
-    grid, n = scenario.grid(), len(model.coordinates)
+    grid, n = scenario.grid(), len(model.states)
     x0 = scenario.initial_state(model)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])

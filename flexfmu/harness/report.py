@@ -86,7 +86,8 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
              "Each row is a pair of runs and the output where they differ most relative to its tolerance. "
              "A *scenario* tolerance bounds the largest absolute difference, in the output's unit (the "
              "scenario file says why); a *round-off* tolerance bounds two runs of one fixed-step scheme (the "
-             f"native and the Python-backed FMU) at {ROUND_OFF:g} x max(1, peak |value|). Every output of every "
+             f"native and the Python-backed FMU) at {ROUND_OFF:g} x max(1, peak |value|) (a prescribed joint's "
+             "torque, inverse dynamics, at 100 times that). Every output of every "
              "pair is in report.json.", ""]
     for case in cases:
         ok = all(c["passed"] for c in case["comparisons"]) and not case.get("errors")

@@ -165,8 +165,9 @@ def is_multiple(value: float, step: float) -> bool:
 
 def highest_frequency(model, p=None) -> float:
     """Highest linearised natural frequency (rad/s) of ``model`` at the pose q = 0, with parameters ``p``
-    (nominal when None); 0 for an arm with no oscillating coordinate."""
+    (nominal when None), its prescribed joints held; 0 for an arm with no oscillating coordinate."""
     from flexfmu.dynamics.linear import natural_frequencies
 
-    omega = natural_frequencies(model, p=p)
+    held = [c.name for c in model.layout if c.prescribed]
+    omega = natural_frequencies(model, p=p, locked=held)
     return float(np.max(omega)) if omega.size else 0.0

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from flexfmu.modes.quadrature import unit_rule
+from flexfmu.modes._backend import is_casadi
+from flexfmu.modes.quadrature import partial_rule, unit_rule
 
 
 class Shapes(Protocol):
@@ -60,6 +61,16 @@ class ModeSet:
         ``int phi_j'' phi_k'' dxi``, shape ``(count, count)``, symmetric.
     root_slope, tip_value, tip_slope : numpy.ndarray
         ``phi_k'(0)``, ``phi_k(1)``, ``phi_k'(1)``, shape ``(count,)``.
+    int_slope_slope : numpy.ndarray
+        ``H(1) = int phi_j' phi_k' dxi``: the tip's foreshortening per
+        ``f_j f_k / 2``; shape ``(count, count)``, symmetric.
+    int_tail_slope_slope : numpy.ndarray
+        ``int H(xi) dxi = int (1 - xi) phi_j' phi_k' dxi``: the foreshortening
+        summed over the beam's mass.
+    int_moment_slope_slope : numpy.ndarray
+        ``int xi H(xi) dxi = int (1 - xi^2) / 2 phi_j' phi_k' dxi``: the same
+        weighted by the distance from the root, the rotating beam's geometric
+        stiffness per ``rho L Omega^2`` (Southwell).
     """
 
     family: str
@@ -73,6 +84,9 @@ class ModeSet:
     root_slope: np.ndarray
     tip_value: np.ndarray
     tip_slope: np.ndarray
+    int_slope_slope: np.ndarray
+    int_tail_slope_slope: np.ndarray
+    int_moment_slope_slope: np.ndarray
     shapes: Shapes = field(repr=False)
 
     def values(self, xi: Any) -> list[Any]:
@@ -86,6 +100,23 @@ class ModeSet:
     def curvatures(self, xi: Any) -> list[Any]:
         """Return ``d2phi_k/dxi2`` at ``xi`` for every mode."""
         return self.shapes.derivative(xi, 2)
+
+    def slope_products_to(self, xi: Any) -> Any:
+        """Return ``H(xi) = int_0^xi phi' phi'^T dxi'`` (count x count) at ``xi``.
+
+        A composite Gauss-Legendre rule on ``[0, xi]`` whose nodes move with
+        ``xi``, so a symbolic ``xi`` (a point mass whose position is a
+        parameter) gives a smooth CasADi expression; numpy for a number.
+        """
+        nodes, weights = partial_rule(self.count)
+        slopes = self.slopes(xi * nodes)
+        if is_casadi(xi):
+            import casadi as ca
+
+            rows = ca.horzcat(*slopes).T
+            return ca.mtimes([rows, ca.diag(xi * weights), rows.T])
+        rows = np.array(slopes, dtype=float).reshape(self.count, nodes.size)
+        return (rows * (float(xi) * weights)) @ rows.T
 
 
 def build_mode_set(family: str, frame: str, shapes: Shapes, count: int,
@@ -117,10 +148,16 @@ def build_mode_set(family: str, frame: str, shapes: Shapes, count: int,
         return _frozen([float(v) for v in shapes.derivative(xi, order)], (n,))
 
     phi = sample(0)
+    slope = sample(1)
     curv = sample(2)
     weighted = phi * weights
     mass = weighted @ phi.T
     stiffness = (curv * weights) @ curv.T
+
+    def slope_products(weight: np.ndarray) -> np.ndarray:
+        products = (slope * (weights * weight)) @ slope.T
+        return _frozen(0.5 * (products + products.T), (n, n))
+
     return ModeSet(
         family=family,
         count=n,
@@ -133,5 +170,8 @@ def build_mode_set(family: str, frame: str, shapes: Shapes, count: int,
         root_slope=at(0.0, 1),
         tip_value=at(1.0, 0),
         tip_slope=at(1.0, 1),
+        int_slope_slope=slope_products(np.ones_like(nodes)),
+        int_tail_slope_slope=slope_products(1.0 - nodes),
+        int_moment_slope_slope=slope_products(0.5 * (1.0 - nodes**2)),
         shapes=shapes,
     )

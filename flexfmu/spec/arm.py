@@ -51,6 +51,9 @@ class Joint:
     Friction acts on the motor side (rotor angle for a flexible joint, joint
     angle for a rigid one): ``viscous_friction * rate`` plus
     ``coulomb_friction * tanh(rate / coulomb_velocity)``.
+    A ``prescribed`` joint (rigid only) is driven by its motion: its angle,
+    rate and acceleration are inputs of the model and its torque an output,
+    as a position-controlled servo or a spin-up test rig drives it.
     """
 
     kind: str = "rigid"
@@ -61,6 +64,7 @@ class Joint:
     viscous_friction: float = 0.0
     coulomb_friction: float = 0.0
     coulomb_velocity: float = 0.01
+    prescribed: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,13 +85,18 @@ class RigidLink:
 @dataclass(frozen=True)
 class FlexibleLink:
     """Uniform Euler-Bernoulli beam of ``length`` (m), ``mass_per_length``
-    (kg/m) and bending stiffness ``EI`` (N m^2), discretised by ``modes``."""
+    (kg/m) and bending stiffness ``EI`` (N m^2), discretised by ``modes``.
+    ``geometric_stiffening`` keeps the foreshortening of the bent beam (second
+    order in the deflection), which stiffens a link under centrifugal or
+    axial load; without it a link spun above its first bending frequency
+    diverges (``docs/dynamics.md``)."""
 
     length: float
     mass_per_length: float
     EI: float
     modes: Modes
     joint: Joint = field(default_factory=Joint)
+    geometric_stiffening: bool = True
 
     kind = "flexible"
 

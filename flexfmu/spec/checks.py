@@ -192,6 +192,29 @@ def string(problems, table, key, path, default=REQUIRED, choices=None):
     return value
 
 
+def boolean(problems, table, key, path, default=REQUIRED):
+    """Checked bool (TOML ``true`` / ``false``) at ``table[key]``.
+
+    Parameters
+    ----------
+    problems, table, key, path : common
+        The problem list appended to, the table read, the key checked in it and the table's path in messages.
+    default : optional
+        Returned when the key is absent; :data:`REQUIRED` (the default) makes its absence a problem.
+    """
+    where = join(path, key)
+    if key not in table:
+        if default is REQUIRED:
+            problems.append(f"{where} is required (true or false)")
+            return None
+        return default
+    value = table[key]
+    if not isinstance(value, bool):
+        problems.append(f"{where} must be true or false, got {show(value)} ({type_name(value)})")
+        return None
+    return value
+
+
 def vector(problems, table, key, path, size, default=REQUIRED):
     """Checked list of exactly ``size`` finite numbers, as a tuple of floats.
 

@@ -21,7 +21,7 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.checks import (
-    REQUIRED, as_number, check_keys, integer, is_number, number, plural, show, string, sub_table,
+    REQUIRED, as_number, boolean, check_keys, integer, is_number, number, plural, show, string, sub_table,
     table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
@@ -33,10 +33,10 @@ _TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "p
 _LINK_KINDS = ("rigid", "flexible")
 _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
-_FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes")
+_FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes", "geometric_stiffening")
 _MODES_COMMON = ("family", "count", "damping_ratio", "damping_coefficient")
 _JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
-                 "coulomb_friction", "coulomb_velocity")
+                 "coulomb_friction", "coulomb_velocity", "prescribed")
 _FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
 _LUMPED_KEYS = ("link", "position", "mass", "inertia")
 _PAYLOAD_KEYS = ("mass", "inertia")
@@ -90,6 +90,8 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
                           inertia=_ranged(problems, payload_table, "inertia", "payload", "added_inertia", 0.0))
     _coordinate_count(problems, links)
 
+    if len(links) == len(link_tables or []):
+        _check_prescribed(problems, links)
     if problems:
         raise SpecError(problems, source)
     return Arm(name=name, links=tuple(links), description=description,
@@ -189,9 +191,44 @@ def _link(problems, table, path):
         modes = _modes(problems, table, path)
         return FlexibleLink(length=length, mass_per_length=mass_per_length,
                             EI=bending_stiffness, modes=modes,
-                            joint=_joint(problems, table, path))
+                            joint=_joint(problems, table, path),
+                            geometric_stiffening=boolean(problems, table, "geometric_stiffening", path, True))
     _joint(problems, table, path)  # still report its problems
     return None
+
+
+def _link_frame(link):
+    """The frame of a link's modes (None for a rigid link or unusable modes)."""
+    if not isinstance(link, FlexibleLink) or link.modes is None or link.modes.family is None:
+        return None
+    return FAMILIES[link.modes.family].frame or link.modes.frame
+
+
+def _check_prescribed(problems, links):
+    """A prescribed joint drives the coordinate theta[j] itself, so its torque
+    must act on theta[j] alone: on a rigid joint between links whose frames
+    are tangent at that joint (a rigid or tangent-framed link j, and a rigid
+    or tangent-framed link j-1). A chord frame turns the joint's torque into
+    modal forces too (paper 000 eq. 29-32). An arm whose joints are all
+    prescribed needs a flexible link: otherwise nothing is left to simulate."""
+    if links and all(isinstance(link, RigidLink) and link.joint is not None and link.joint.prescribed
+                     for link in links):
+        problems.append("link: every joint is prescribed and every link rigid, so the arm has no state left to "
+                        "simulate; make a joint torque-driven (prescribed = false) or a link flexible")
+    for j, link in enumerate(links, start=1):
+        joint = link.joint if link is not None else None
+        if joint is None or not joint.prescribed:
+            continue
+        where = f"link[{j}].joint.prescribed"
+        if joint.kind != "rigid":
+            problems.append(f"{where} is only allowed for a rigid joint (kind = \"rigid\"); joint {j} is "
+                            f"{joint.kind} (prescribing a rotor angle is not supported)")
+            continue
+        chord = [i for i in (j - 1, j) if i >= 1 and _link_frame(links[i - 1]) == "chord"]
+        if chord:
+            problems.append(f"{where} needs tangent frames at joint {j}, but link {chord[0]} has chord-framed "
+                            f"modes ({links[chord[0] - 1].modes.family}), whose slope at the joint the torque "
+                            f"also drives; use a clamped family (tangent frame) there")
 
 
 def _mass_per_length(problems, table, path, length):
@@ -342,6 +379,7 @@ def _joint(problems, link_table, link_path):
         rotor_inertia = _ranged(problems, table, "rotor_inertia", path, "rotor_inertia", 0.0)
     return Joint(
         kind=kind,
+        prescribed=boolean(problems, table, "prescribed", path, False),
         stiffness=stiffness,
         spring_damping=spring_damping,
         rotor_inertia=rotor_inertia,

@@ -13,6 +13,8 @@ folder for MATLAB, Simulink (and Simulink Coder) and GNU Octave:
   FMU) and what the glue adds to it: ``matlab_data.c`` (units, the default
   sample time) and ``model_mass_matrix.c`` (M(q, p)).
 
+Arms with prescribed joints are refused (the gateway's mass matrix takes
+every coordinate, its state only the free ones): their FMUs serve MATLAB.
 Nothing is compiled here: MATLAB or Octave builds it where it runs. The
 folder appears complete or not at all; an existing folder is replaced only if
 a previous export of this target wrote it.
@@ -29,6 +31,7 @@ from pathlib import Path
 import casadi as ca
 
 from flexfmu.codegen import generate_c
+from flexfmu.dynamics.metadata import PRESCRIBED_ANGLE
 from flexfmu.targets.bundle import c_source, write_bundle
 from flexfmu.targets.export import ExportError, ExportReport, check_settings, content_guid
 from flexfmu.targets.matlab_data import matlab_data_c
@@ -63,6 +66,9 @@ def export(job) -> ExportReport:
     Returns the ExportReport; raises ExportError for unusable settings or output."""
     model, output, settings = job.model, Path(job.output), job.settings
     check_settings(settings)
+    if model.drives.prescribed:  # M(q, p) of the MEX gateway needs every coordinate, x holds the states only
+        raise ExportError(f"the sfunction target takes torque-driven arms; arm {model.arm.name!r} has prescribed "
+                          f"joints ({', '.join(model.inputs_of(PRESCRIBED_ANGLE))}): export an FMU instead")
     check_folder(output)
     start = time.perf_counter()
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,11 @@
 
 Value references come from a category block plus an index (see
 ``c/ffmu_model.h``), so they depend only on the arm's structure and stay
-stable across rebuilds. States are x = [q; qd] named after the coordinates:
-``theta[1]`` and ``der(theta[1])``; the accelerations are ``der(theta[1],2)``.
+stable across rebuilds. States are x = [q; qd] named after the state
+coordinates: ``theta[1]`` and ``der(theta[1])``; the accelerations are
+``der(theta[1],2)``. A prescribed joint's angle is not a state: its
+``theta[j]``, ``der(theta[j])`` and ``der(theta[j],2)`` are inputs, and its
+torque ``tau[j]`` an output (the last ones).
 Units, descriptions and whether a parameter is tunable come from the Model's
 metadata records. The model description of every FMI version, the C model
 data and the Python-backed FMU are written from these rows.
@@ -64,16 +67,17 @@ def fmu_variables(model) -> list[Variable]:
     for k, par in enumerate(model.parameter_table):
         rows.append(Variable(par.name, VR_PARAMETER + k, "parameter", "tunable" if par.tunable else "fixed",
                              par.unit, par.description, start=par.value))
-    nq = len(model.layout)
+    states = model.state_layout
+    nq = len(states)
     first_state = len(rows) + 1
-    start = model.start_coordinates
-    for k, c in enumerate(model.layout):
+    start = model.start_state
+    for k, c in enumerate(states):
         rows.append(Variable(c.name, VR_STATE + k, "local", "continuous", c.unit,
                              f"coordinate {c.name}", start=float(start[k]), initial="exact"))
-    for k, c in enumerate(model.layout):
+    for k, c in enumerate(states):
         rows.append(Variable(f"der({c.name})", VR_STATE + nq + k, "local", "continuous", c.unit + "/s",
                              f"rate of {c.name}", start=0.0, initial="exact", derivative_of=first_state + k))
-    for k, c in enumerate(model.layout):
+    for k, c in enumerate(states):
         rows.append(Variable(f"der({c.name},2)", VR_ACCELERATION + k, "local", "continuous", c.unit + "/s2",
                              f"acceleration of {c.name}", derivative_of=first_state + nq + k))
     for k, signal in enumerate(model.input_table):
@@ -88,7 +92,7 @@ def model_structure(model, variables: list[Variable]) -> Structure:
     """Dependencies of derivatives and outputs on states and inputs, from the
     Jacobian sparsity of the Functions of ``model``; ``variables`` are its
     :func:`fmu_variables`, whose 1-based positions the indices refer to."""
-    n, nu = len(model.layout), len(model.input_table)
+    n, nu = len(model.state_layout), len(model.input_table)
     index = {v.vr: k + 1 for k, v in enumerate(variables)}
     state_index = [index[VR_STATE + k] for k in range(2 * n)]
     input_index = [index[VR_INPUT + k] for k in range(nu)]

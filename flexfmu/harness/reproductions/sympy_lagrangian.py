@@ -6,6 +6,13 @@ symbolically, differentiate), in sympy. Links are uniform beams with two sine
 modes in chord frames, as in paper 000. Unlike the paper's traditional method
 it does not integrate over the links symbolically: the modal integrals are
 written in closed form, which makes it faster than the paper's baseline.
+
+With ``stiffening`` the bent beam foreshortens: a point at xi moves towards
+the root by 1/2 f' H(xi) f, H(xi) = int_0^xi phi' phi'^T dx, so the link's
+first moment, its points' axial rate, its inertia about the root (to second
+order in f) and the next joint's position change. The integrals of H are
+done here by sympy from the sine shapes, independently of flexfmu's
+quadrature.
 """
 
 from __future__ import annotations
@@ -13,10 +20,24 @@ from __future__ import annotations
 import sympy as sp
 
 
-def derive(links: int, length=0.5, rho=0.5, EI=5.0, g=9.81, modes=2):
+def shortening_integrals(modes: int, L, m):
+    """(hl, hb, hd): H(L), int H dm and int x H dm of a link of length ``L`` and mass ``m`` with
+    ``modes`` sine modes, as sympy matrices (exact)."""
+    xi = sp.symbols("xi")
+    slope = [k * sp.pi * sp.cos(k * sp.pi * xi) / L for k in range(1, modes + 1)]  # d phi / dx
+
+    def integral(weight):
+        return sp.Matrix(modes, modes, lambda j, k: sp.integrate(weight * slope[j] * slope[k], (xi, 0, 1)) * L)
+
+    # int_0^L H(x) dm = rho int_0^L (L - x) phi' phi' dx, int x H dm = rho int_0^L (L^2 - x^2)/2 phi' phi' dx
+    rho = m / L
+    return integral(1), integral(rho * L * (1 - xi)), integral(rho * L**2 * (1 - xi**2) / 2)
+
+
+def derive(links: int, length=0.5, rho=0.5, EI=5.0, g=9.81, modes=2, stiffening=False):
     """Return (M, h) as sympy matrices for ``links`` flexible links of ``length`` (m), mass per length
     ``rho`` (kg/m), bending stiffness ``EI`` (N m^2) and ``modes`` sine modes each, under gravity ``g``
-    (m/s^2) along -y."""
+    (m/s^2) along -y, with geometric ``stiffening`` (foreshortening) or without."""
     theta = sp.symbols(f"theta1:{links + 1}")
     dtheta = sp.symbols(f"dtheta1:{links + 1}")
     f = [sp.symbols(f"f{i}_1:{modes + 1}") for i in range(1, links + 1)]
@@ -26,28 +47,32 @@ def derive(links: int, length=0.5, rho=0.5, EI=5.0, g=9.81, modes=2):
     L, m = sp.nsimplify(length), sp.nsimplify(rho) * sp.nsimplify(length)
     a = [m * (1 - (-1) ** k) / (k * sp.pi) for k in range(1, modes + 1)]
     b = [m * L * (-(-1) ** k) / (k * sp.pi) for k in range(1, modes + 1)]
+    hl, hb, hd = shortening_integrals(modes, L, m) if stiffening else (sp.zeros(modes),) * 3
     T, V = 0, 0
     ox, oy, phi = 0, 0, 0
     for i in range(links):
         phi = phi + theta[i]
         c, s = sp.cos(phi), sp.sin(phi)
+        fi, dfi = sp.Matrix(f[i]), sp.Matrix(df[i])
         w = sum(ak * fk for ak, fk in zip(a, f[i]))
         wd = sum(ak * fk for ak, fk in zip(a, df[i]))
-        sx, sy = m * L / 2, w
-        J0 = m * L**2 / 3 + sum(m / 2 * fk**2 for fk in f[i])
+        ud = -(fi.T * hb * dfi)[0]  # int of the points' axial rate (foreshortening)
+        sx, sy = m * L / 2 - (fi.T * hb * fi)[0] / 2, w
+        J0 = m * L**2 / 3 + sum(m / 2 * fk**2 for fk in f[i]) - (fi.T * hd * fi)[0]
         oxd = sum(sp.diff(ox, x) * xd for x, xd in zip(q, qd))
         oyd = sum(sp.diff(oy, x) * xd for x, xd in zip(q, qd))
         phid = sum(dtheta[: i + 1])
         # int R S r dm and int R Phi fd dm in base coordinates
         cx, cy = -(s * sx + c * sy), c * sx - s * sy
         T += sp.Rational(1, 2) * (
-            m * (oxd**2 + oyd**2) + 2 * (oxd * (phid * cx - s * wd) + oyd * (phid * cy + c * wd))
+            m * (oxd**2 + oyd**2) + 2 * (oxd * (phid * cx + c * ud - s * wd) + oyd * (phid * cy + s * ud + c * wd))
             + phid**2 * J0 + 2 * phid * sum(bk * dk for bk, dk in zip(b, df[i]))
             + sum(m / 2 * dk**2 for dk in df[i])
         )
         V += g * (m * oy + s * sx + c * sy)
         V += sum(sp.nsimplify(EI) * (k * sp.pi) ** 4 / (4 * L**3) * fk**2 for k, fk in enumerate(f[i], start=1))
-        ox, oy = ox + L * c, oy + L * s
+        tip = L - (fi.T * hl * fi)[0] / 2
+        ox, oy = ox + tip * c, oy + tip * s
     dT_dqd = sp.Matrix([sp.diff(T, x) for x in qd])
     M = dT_dqd.jacobian(qd)
     h = dT_dqd.jacobian(q) * sp.Matrix(qd) - sp.Matrix([sp.diff(T, x) for x in q]) + sp.Matrix(

@@ -10,7 +10,9 @@
  * own state and work arrays, so any number of instances can run in parallel
  * threads.
  *
- * States are x = [q; qd] (nx = 2 nq). Value references are fixed by category
+ * States are x = [q; qd] (nx = 2 nq), q the coordinates that are states (the
+ * angle of a prescribed joint is an input, with its rate and acceleration).
+ * Value references are fixed by category
  * (FFMU_VR_BLOCK apart) and index, so they are stable across rebuilds:
  *   parameter k        FFMU_VR_PARAMETER    + k   (k = 0 .. np-1)
  *   state k            FFMU_VR_STATE        + k   (k = 0 .. nx-1)

@@ -38,7 +38,7 @@ def advance_function(model, integrator: str, h: float, substeps: int) -> ca.Func
     """(x, u, p) -> the state after ``substeps`` fixed steps of size ``h`` of ``integrator`` with u
     held: one communication step, one call."""
     step = step_function(graph_dynamics(model), integrator)
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
     x_next = x
     for _ in range(substeps):
@@ -62,7 +62,7 @@ def split_step(size: float, h: float) -> list[tuple[float, int]]:
 
 def observation(model) -> ca.Function:
     """(x, u, p) -> (accelerations, outputs), the values computed from the state."""
-    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    n, nu, npar = len(model.states), len(model.inputs), len(model.parameters)
     x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
     q, qd = x[:n], x[n:]
     return ca.Function("observation", [x, u, p], [model.forward_dynamics(q, qd, u, p), model.outputs(q, qd, u, p)])
@@ -85,8 +85,7 @@ class FlexfmuPlant(Fmi2Slave):
             start_time=0.0, stop_time=config["stop_time"], step_size=config["communication_step"],
         )
         model = flexfmu.build_model(flexfmu.load_arm(Path(self.resources) / config["arm"]))
-        n = len(model.coordinates)
-        self._x = np.concatenate([model.start_coordinates, np.zeros(n)])
+        self._x = model.start_state.copy()
         self._u = np.zeros(len(model.inputs))
         self._p = model.nominal_parameters
         self._model, self._integrator, self._h = model, config["integrator"], config["internal_step"]
