@@ -97,6 +97,7 @@ class DeltaGraph:
         self.energy = DeltaEnergies(self.elastic, self.P, arm.elements.axial_load)
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
+        self.joint_torques: list[Signal] = []  # outputs of prescribed joints: the motors are torque-driven
         self._terms = None
         self._dynamics = None
 
