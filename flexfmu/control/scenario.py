@@ -104,8 +104,6 @@ class Scenario:
         ScenarioError
             If an initial name is not a state coordinate of the model (prescribed joints follow the motion).
         """
-        import numpy as np
-
         states = model.states
         unknown = sorted(set(self.initial) - set(states))
         if unknown:

@@ -102,7 +102,7 @@ def simulate_reference(
     Result
         States, their derivatives' names ``der(...)``, inputs and outputs on the grid 0, step, ..., duration.
     """
-    n, nu = len(model.states), len(model.inputs)
+    nu = len(model.inputs)
     grid = np.linspace(0.0, duration, int(round(duration / step)) + 1)
     x0 = model.start_state.copy() if x0 is None else np.asarray(x0, float)
     p = model.nominal_parameters if p is None else np.asarray(p, float)
