@@ -20,8 +20,9 @@ MODE, MODE_RATE = "mode", "mode_rate"                      # modal coordinates a
 LINK_TIP = "link_tip"                                      # every link's deflected tip
 DEFLECTION = "deflection"                                  # each flexible link's tip deflection
 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
+TWIST, STRETCH = "twist", "stretch"                        # spatial links: tip torsion angle, tip axial displacement
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, TWIST, STRETCH)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
 TORQUE = "torque"

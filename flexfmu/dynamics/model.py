@@ -22,6 +22,7 @@ import numpy as np
 
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.planar import PlanarChain
+from flexfmu.dynamics.spatial.chain import SpatialChain
 from flexfmu.spec.arm import Arm
 
 
@@ -54,7 +55,7 @@ class ModelGraph(Protocol):
 
 
 # arm kind (Arm.kind) -> the class of its building blocks
-GRAPHS: dict[str, type] = {"planar": PlanarChain}
+GRAPHS: dict[str, type] = {"planar": PlanarChain, "spatial": SpatialChain}
 
 
 @dataclass(frozen=True)
