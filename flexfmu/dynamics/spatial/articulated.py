@@ -14,6 +14,12 @@ velocity products inside F_i (link_kinematics), M qdd = Q - h is solved by
 
 The Newton matrix of the implicit integrator uses the same passes with each
 body's structural damping and stiffness added to G (``link_structure``).
+
+Inverse dynamics (recursive Newton-Euler: accelerations outward, forces
+inward, ``link_inverse_outward`` and ``link_inverse_inward``) gives the
+residual r = M qdd + h - Q without M; the directional derivatives of the
+forward dynamics are -M^-1 dr (the inward/outward solve with no bias), which
+keeps the generated derivative code to the small inverse-dynamics templates.
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ import casadi as ca
 
 from flexfmu.dynamics.articulated import small_spd_solve, symmetric_product
 from flexfmu.dynamics.spatial import bodies as B
-from flexfmu.dynamics.spatial.templates import FRAME, BodyLayout
+from flexfmu.dynamics.spatial.templates import FRAME, BodyLayout, joint_turn, link_kinematics
 
 
-def _turn(Rt: ca.SX) -> ca.SX:
-    """X = diag(Rt, Rt, 1), FRAME x FRAME, with its structural zeros."""
+def _turn(layout: BodyLayout, cs: ca.SX) -> ca.SX:
+    """X = diag(Rt, Rt, 1), FRAME x FRAME, with its structural zeros (Rt = Rot(a, theta)', cs its cosine
+    and sine)."""
+    Rt = joint_turn(layout, cs)
     X = ca.SX(FRAME, FRAME)
     X[0:3, 0:3] = Rt
     X[3:6, 3:6] = Rt
@@ -36,11 +44,18 @@ def _turn(Rt: ca.SX) -> ca.SX:
     return X
 
 
+def inertia_sparsity(layout: BodyLayout) -> ca.Sparsity:
+    """Where a body's G (and G plus its structural terms, in the Newton matrix) can be nonzero."""
+    return link_kinematics(layout).sparsity_out(0) + link_structure(layout).sparsity_out(0)
+
+
 @lru_cache(maxsize=None)
 def link_articulated(layout: BodyLayout) -> ca.Function:
-    """Inward pass: (G, F, T, Rt, Ib_child, pb_child, Q) -> (Ib, pb, K, zb), Ib and pb in joint-frame axes."""
+    """Inward pass: (G, F, T, cs, Ib_child, pb_child, Q) -> (Ib, pb, K, zb), Ib and pb in joint-frame axes.
+    G and T are symbols with the sparsity link_kinematics gives them, so the template skips their zeros."""
     sym, d, nz = ca.SX.sym, layout.velocity, layout.coordinates
-    G, F, T, Rt = sym("G", d, d), sym("F", d), sym("T", FRAME, d), sym("Rt", 3, 3)
+    G, F, cs = sym("G", inertia_sparsity(layout)), sym("F", d), sym("cs", 2)
+    T = sym("T", link_kinematics(layout).sparsity_out(3))
     Ib_child, pb_child, Q = sym("Ib", FRAME, FRAME), sym("pb", FRAME), sym("Q", nz)
     IA = G + symmetric_product(T, ca.mtimes(Ib_child, T))
     pA = F + ca.mtimes(T.T, pb_child)
@@ -50,20 +65,21 @@ def link_articulated(layout: BodyLayout) -> ca.Function:
     K, zb = solved[:, :FRAME], solved[:, FRAME]
     Ib = IA[:FRAME, :FRAME] - symmetric_product(U[:FRAME, :].T, K)
     pb = pA[:FRAME] + ca.mtimes(U[:FRAME, :], zb)
-    X = _turn(Rt)
-    return ca.Function(layout.name("link_articulated"), [G, F, T, Rt, Ib_child, pb_child, Q],
+    X = _turn(layout, cs)
+    return ca.Function(layout.name("link_articulated"), [G, F, T, cs, Ib_child, pb_child, Q],
                        [symmetric_product(X, ca.mtimes(Ib, X)), ca.mtimes(X.T, pb), K, zb], {"cse": True})
 
 
 @lru_cache(maxsize=None)
 def link_acceleration(layout: BodyLayout) -> ca.Function:
-    """Outward pass: (mu', Rt, K, zb, T) -> (z'', mu'_child)."""
+    """Outward pass: (mu', cs, K, zb, T) -> (z'', mu'_child)."""
     sym, nz = ca.SX.sym, layout.coordinates
-    mud, Rt, K, zb, T = sym("mud", FRAME), sym("Rt", 3, 3), sym("K", nz, FRAME), sym("zb", nz), sym("T", FRAME, layout.velocity)
-    frame = ca.mtimes(_turn(Rt), mud)
+    mud, cs, K, zb = sym("mud", FRAME), sym("cs", 2), sym("K", nz, FRAME), sym("zb", nz)
+    T = sym("T", link_kinematics(layout).sparsity_out(3))
+    frame = ca.mtimes(_turn(layout, cs), mud)
     zdd = zb - ca.mtimes(K, frame)
     a = ca.vertcat(frame, ca.SX(layout.velocity - FRAME, 1)) + ca.mtimes(ca.DM(layout.joint_matrix()), zdd)
-    return ca.Function(layout.name("link_acceleration"), [mud, Rt, K, zb, T], [zdd, ca.mtimes(T, a)], {"cse": True})
+    return ca.Function(layout.name("link_acceleration"), [mud, cs, K, zb, T], [zdd, ca.mtimes(T, a)], {"cse": True})
 
 
 @lru_cache(maxsize=None)
@@ -84,3 +100,31 @@ def link_structure(layout: BodyLayout) -> ca.Function:
         K += body["spring_k"] * ca.mtimes(spring.T, spring)
         D += body["spring_c"] * ca.mtimes(spring.T, spring)
     return ca.Function(layout.name("link_structure"), [c, h], [h / 2 * D + h**2 / 4 * K], {"cse": True})
+
+
+@lru_cache(maxsize=None)
+def link_inverse_outward(layout: BodyLayout) -> ca.Function:
+    """Inverse dynamics, outward: (mu', cs, z'', T) -> (nu', mu'_child): the body's acceleration (without
+    the velocity products, which F holds) and the one it hands on."""
+    sym = ca.SX.sym
+    mud, cs, zdd = sym("mud", FRAME), sym("cs", 2), sym("zdd", layout.coordinates)
+    T = sym("T", link_kinematics(layout).sparsity_out(3))
+    nud = ca.vertcat(ca.mtimes(_turn(layout, cs), mud), ca.SX(layout.velocity - FRAME, 1))
+    nud += ca.mtimes(ca.DM(layout.joint_matrix()), zdd)
+    return ca.Function(layout.name("link_inverse_outward"), [mud, cs, zdd, T], [nud, ca.mtimes(T, nud)],
+                       {"cse": True})
+
+
+@lru_cache(maxsize=None)
+def link_inverse_inward(layout: BodyLayout) -> ca.Function:
+    """Inverse dynamics, inward: (G, F, T, cs, nu', w_child) -> (generalized force on z, w): the body's
+    force G nu' + F plus what its child needs, projected on its own coordinates and, as w, onto the joint
+    frame its parent moves."""
+    sym, d = ca.SX.sym, layout.velocity
+    G, F, cs, nud, w_child = sym("G", inertia_sparsity(layout)), sym("F", d), sym("cs", 2), sym("nud", d), \
+        sym("w", FRAME)
+    T = sym("T", link_kinematics(layout).sparsity_out(3))
+    force = ca.mtimes(G, nud) + F + ca.mtimes(T.T, w_child)
+    own = ca.mtimes(ca.DM(layout.joint_matrix()).T, force)
+    return ca.Function(layout.name("link_inverse_inward"), [G, F, T, cs, nud, w_child],
+                       [own, ca.mtimes(_turn(layout, cs).T, force[:FRAME])], {"cse": True})

@@ -389,7 +389,9 @@ def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: 
         if short in BENDS:
             props[f"K_{short}"] = stiffness / L**3 * ca.SX(ms.int_curv_curv)
             props[f"slope_{short}"] = ca.SX(ms.tip_slope) / L
-            props[f"root_{short}"] = ca.SX(ms.root_slope) / L
+            # tangent frames: phi'(0) = 0 by construction (numerically ~1e-16, which would only add zeros)
+            tangent = st.tangent[BENDS.index(short)]
+            props[f"root_{short}"] = ca.SX(ms.count, 1) if tangent else ca.SX(ms.root_slope) / L
         else:
             props[f"K_{short}"] = stiffness / L * ca.SX(slope_products(ms)["hL"])
         props[f"tip_{short}"] = ca.SX(ms.tip_value)

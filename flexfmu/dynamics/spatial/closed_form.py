@@ -21,7 +21,7 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.forces import dissipation, spring_forces
-from flexfmu.dynamics.spatial.templates import FRAME, link_kinematics
+from flexfmu.dynamics.spatial.templates import FRAME, joint_turn, link_kinematics
 
 
 def base_acceleration(chain) -> ca.SX:
@@ -43,7 +43,8 @@ def closed_form_dynamics(chain, q, qd):
         E = ca.SX(len(indices), n)
         for r, c in enumerate(indices):
             E[r, c] = 1
-        G, F, Rt, T, mu, a_in = link_kinematics(layout)(q[indices], qd[indices], mu, a_in, constants)
+        G, F, cs, T, mu, a_in = link_kinematics(layout)(q[indices], qd[indices], mu, a_in, constants)
+        Rt = joint_turn(layout, cs)
         turned = ca.vertcat(ca.mtimes(Rt, J_mu[0:3, :]), ca.mtimes(Rt, J_mu[3:6, :]), J_mu[6, :],
                             ca.SX(layout.velocity - FRAME, n))
         J = turned + ca.mtimes(ca.SX(ca.DM(layout.joint_matrix())), E)

@@ -19,7 +19,9 @@ import numpy as np
 
 from flexfmu.dynamics.compiled import CompiledDynamics
 from flexfmu.dynamics.forces import dissipation, input_matrix, spring_forces
-from flexfmu.dynamics.spatial.articulated import link_acceleration, link_articulated, link_structure
+from flexfmu.dynamics.spatial.articulated import (
+    link_acceleration, link_articulated, link_inverse_inward, link_inverse_outward, link_structure,
+)
 from flexfmu.dynamics.spatial.closed_form import base_acceleration
 from flexfmu.dynamics.spatial.templates import FRAME, BodyLayout, link_kinematics
 
@@ -43,25 +45,37 @@ class _Passes:
         return pc[link.offset:link.offset + link.layout.size]
 
     def kinematics(self, q: ca.MX, qd: ca.MX, pc: ca.MX) -> list[tuple[ca.MX, ...]]:
-        """(G, F, T, Rt) of every body, outward from the base."""
+        """(G, F, T, cs) of every body, outward from the base."""
         mu, a_in, out = ca.MX(FRAME, 1), self.base(pc[:self.npar]), []
         for link in self.links:
-            G, F, Rt, T, mu, a_in = link_kinematics(link.layout)(
+            G, F, cs, T, mu, a_in = link_kinematics(link.layout)(
                 q[link.indices], qd[link.indices], mu, a_in, self.body_constants(pc, link))
-            out.append((G, F, T, Rt))
+            out.append((G, F, T, cs))
         return out
 
     def solve(self, bodies: list[tuple[ca.MX, ...]], Q: ca.MX) -> ca.MX:
         """Accelerations qdd of sum J'(G J qdd + F) = Q, inward then outward."""
         Ib, pb, eliminated = ca.MX(FRAME, FRAME), ca.MX(FRAME, 1), []
-        for link, (G, F, T, Rt) in zip(reversed(self.links), reversed(bodies)):
-            Ib, pb, K, zb = link_articulated(link.layout)(G, F, T, Rt, Ib, pb, Q[link.indices])
+        for link, (G, F, T, cs) in zip(reversed(self.links), reversed(bodies)):
+            Ib, pb, K, zb = link_articulated(link.layout)(G, F, T, cs, Ib, pb, Q[link.indices])
             eliminated.append((K, zb))
         mud, zdd = ca.MX(FRAME, 1), []
-        for link, (_, _, T, Rt), (K, zb) in zip(self.links, bodies, reversed(eliminated)):
-            accel, mud = link_acceleration(link.layout)(mud, Rt, K, zb, T)
+        for link, (_, _, T, cs), (K, zb) in zip(self.links, bodies, reversed(eliminated)):
+            accel, mud = link_acceleration(link.layout)(mud, cs, K, zb, T)
             zdd.append(accel)
         return ca.vertcat(*zdd)[self.permutation]
+
+    def residual(self, bodies: list[tuple[ca.MX, ...]], qdd: ca.MX) -> ca.MX:
+        """sum J'(G J qdd + F) in q order: M qdd + h without the q-space forces (inverse dynamics)."""
+        mud, accelerations = ca.MX(FRAME, 1), []
+        for link, (_, _, T, cs) in zip(self.links, bodies):
+            nud, mud = link_inverse_outward(link.layout)(mud, cs, qdd[link.indices], T)
+            accelerations.append(nud)
+        w, forces = ca.MX(FRAME, 1), []
+        for link, (G, F, T, cs), nud in zip(reversed(self.links), reversed(bodies), reversed(accelerations)):
+            own, w = link_inverse_inward(link.layout)(G, F, T, cs, nud, w)
+            forces.append(own)
+        return ca.vertcat(*reversed(forces))[self.permutation]
 
 
 def compiled_dynamics(chain, model) -> CompiledDynamics:
@@ -97,11 +111,7 @@ def compiled_dynamics(chain, model) -> CompiledDynamics:
     rhs = calls.expand()
     outputs = ca.Function("outputs", [xm, um, pcm], [kinematic(qm, qdm, rhs(xm, um, pcm)[n:], p, s)],
                           ["x", "u", "pc"], ["y"])
-    xdot = calls(xm, um, pcm)
-    dx, du = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu)
-    seeds = ca.jtimes(ca.vertcat(xdot, kinematic(qm, qdm, xdot[n:], p, s)), ca.vertcat(xm, um), ca.vertcat(dx, du))
-    directional = ca.Function("directional", [xm, um, pcm, dx, du], [seeds[:2 * n], seeds[2 * n:]],
-                              ["x", "u", "pc", "dx", "du"], ["dxdot", "dy"])
+    directional = _directional(passes, generalized, kinematic, calls, n, nu, npar, offsets, pcm.numel())
 
     def forces(q_, qd_, u_, pc_):
         return generalized(q_, qd_, u_, pc_[:npar], pc_[offsets[0]:offsets[1]])
@@ -113,6 +123,25 @@ def compiled_dynamics(chain, model) -> CompiledDynamics:
     return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
 
 
+def _directional(passes: _Passes, generalized, kinematic, state_derivative, n, nu, npar, offsets, size) -> ca.Function:
+    """(x, u, pc, dx, du) -> (dxdot, dy): forward derivatives of the state derivative and the outputs.
+    With qdd fixed, differentiate the inverse-dynamics residual r = M qdd + h - Q(q, qd, u); then
+    dqdd = -M^-1 dr, M^-1 by the passes without bias (see :mod:`flexfmu.dynamics.spatial.articulated`)."""
+    x, u, pc, dx, du = (ca.MX.sym(name, k) for name, k in (("x", 2 * n), ("u", nu), ("pc", size), ("dx", 2 * n),
+                                                           ("du", nu)))
+    q, qd, p, s = x[:n], x[n:], pc[:npar], pc[offsets[0]:offsets[1]]
+    qdd_fixed = ca.MX.sym("qdd", n)  # held fixed while differentiating, then set to qdd(x, u)
+    bodies = passes.kinematics(q, qd, pc)
+    residual = passes.residual(bodies, qdd_fixed) - generalized(q, qd, u, p, s)
+    dr = ca.jtimes(residual, ca.vertcat(x, u), ca.vertcat(dx, du))
+    dqdd = -passes.solve([(G, ca.MX(G.shape[0], 1), T, cs) for G, _, T, cs in bodies], dr)
+    dy = ca.jtimes(kinematic(q, qd, qdd_fixed, p, s), ca.vertcat(x, qdd_fixed), ca.vertcat(dx, dqdd))
+    qdd = state_derivative(x, u, pc)[n:]
+    dqdd, dy = ca.substitute([dqdd, dy], [qdd_fixed], [qdd])
+    return ca.Function("directional", [x, u, pc, dx, du], [ca.vertcat(dx[n:], dqdd), dy],
+                       ["x", "u", "pc", "dx", "du"], ["dxdot", "dy"])
+
+
 def _newton_correction(model, passes: _Passes, forces, structure, size: int) -> ca.Function:
     """(q, qd, v0, u, pc, h) -> (M + h/2 D + h^2/4 K)^-1 M r, r = qd - v0 - h/2 qdd: the simplified Newton
     step of the implicit midpoint rule (see flexfmu.dynamics.compiled.CompiledDynamics), by the passes."""
@@ -122,8 +151,8 @@ def _newton_correction(model, passes: _Passes, forces, structure, size: int) -> 
     bodies = passes.kinematics(q, qd, pc)
     r = qd - v0 - h / 2 * passes.solve(bodies, forces(q, qd, u, pc))
     K, D = structure(pc)
-    stiffened = [(G + link_structure(link.layout)(passes.body_constants(pc, link), h), ca.MX(G.shape[0], 1), T, Rt)
-                 for link, (G, _, T, Rt) in zip(passes.links, bodies)]
+    stiffened = [(G + link_structure(link.layout)(passes.body_constants(pc, link), h), ca.MX(G.shape[0], 1), T, cs)
+                 for link, (G, _, T, cs) in zip(passes.links, bodies)]
     correction = r - passes.solve(stiffened, ca.mtimes(h / 2 * D + h**2 / 4 * K, r))
     return ca.Function("newton_correction", [q, qd, v0, u, pc, h], [correction],
                        ["q", "qd", "v0", "u", "pc", "h"], ["dw"])

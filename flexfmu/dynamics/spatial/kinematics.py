@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.rotations import axis_rotation, zyx_rotation
+from flexfmu.dynamics.rotations import axis_rotation, zyx_body_rate, zyx_rotation
 from flexfmu.dynamics.spatial import bodies as B
 
 
@@ -65,3 +65,47 @@ def frames(joints: list[Joint], structures: list[B.BodyStructure], bodies: list[
         out.distal_rotations.append(R)
         out.distal_origins.append(o)
     return out
+
+
+def _rates(expression: ca.SX, values: ca.SX, rates: ca.SX) -> ca.SX:
+    """d ``expression`` / dt when its arguments ``values`` change at ``rates`` (0 for no arguments)."""
+    return ca.jtimes(expression, values, rates) if values.numel() else ca.SX(*expression.shape)
+
+
+def tip_motion(joints: list[Joint], structures: list[B.BodyStructure], bodies: list[dict], coords, q, qd, qdd):
+    """Position, velocity and acceleration (base frame) of the deflected tip of the last link, at ``q``,
+    ``qd``, ``qdd``, for the chain of ``joints``, link ``structures`` and property dicts ``bodies`` with
+    layout ``coords``.
+
+    Propagated outward with angular velocities w and accelerations al (base frame), not by
+    differentiating the frames twice: a point fixed at r in a frame moving with (v, a, w, al) moves with
+    v + w x r and a + al x r + w x (w x r); a joint adds R axis theta' to w and
+    w x (R axis theta') + R axis theta'' to al; within a link the tip moves by r_tip(f) and its frame
+    turns by the tip slopes and twist (zyx angles) at the local rates.
+    """
+    R, o = ca.SX.eye(3), ca.SX(3, 1)
+    v, a, w, al = (ca.SX(3, 1) for _ in range(4))
+    for j, (joint, st, props) in enumerate(zip(joints, structures, bodies)):
+        arm = ca.mtimes(R, joint.offset)
+        o, v, a = o + arm, v + ca.cross(w, arm), a + ca.cross(al, arm) + ca.cross(w, ca.cross(w, arm))
+        spin_axis = ca.mtimes(R, ca.DM(joint.axis))
+        k = coords.theta[j]
+        spin = spin_axis * qd[k]
+        al = al + ca.cross(w, spin) + spin_axis * qdd[k]
+        w = w + spin
+        R = ca.mtimes([R, axis_rotation(joint.axis, q[k]), ca.SX(ca.DM(joint.rotation))])
+        f, fd, fdd = (link_coordinates(x, coords.modal[j]) for x in (q, qd, qdd))
+        tip = B.tip_position(props, st, f)
+        tip_rate = _rates(tip, f, fd)
+        tip_acceleration = _rates(tip_rate, ca.vertcat(f, fd), ca.vertcat(fd, fdd))
+        r, r_rate, r_acc = ca.mtimes(R, tip), ca.mtimes(R, tip_rate), ca.mtimes(R, tip_acceleration)
+        o = o + r
+        a = a + ca.cross(al, r) + ca.cross(w, ca.cross(w, r)) + 2 * ca.cross(w, r_rate) + r_acc
+        v = v + ca.cross(w, r) + r_rate
+        angles = B.distal_angles(props, st, f)
+        R = ca.mtimes(R, zyx_rotation(angles))
+        body_rate = zyx_body_rate(angles, _rates(angles, f, fd))
+        turn = ca.mtimes(R, body_rate)
+        w = w + turn
+        al = al + ca.cross(w, turn) + ca.mtimes(R, _rates(body_rate, ca.vertcat(f, fd), ca.vertcat(fd, fdd)))
+    return o, v, a

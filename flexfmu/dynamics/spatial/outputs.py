@@ -16,7 +16,7 @@ import casadi as ca
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.metadata import Signal
 from flexfmu.dynamics.spatial import bodies as B
-from flexfmu.dynamics.spatial.kinematics import frames, link_coordinates
+from flexfmu.dynamics.spatial.kinematics import frames, link_coordinates, tip_motion
 
 
 def _deflections(props: dict, st: B.BodyStructure, f) -> list[tuple[str, str, str, str, ca.SX]]:
@@ -63,9 +63,7 @@ def output_expressions(chain, q, qd, qdd):
             for suffix, unit, group, what, value in _deflections(props, st, link_coordinates(q, coords.modal[i - 1])):
                 add(f"link[{i}].{suffix}", unit, group, f"{what} of link {i}", value, i)
 
-    tip = F.distal_origins[-1]
-    velocity = ca.jtimes(tip, q, qd)
-    acceleration = ca.jtimes(velocity, ca.vertcat(q, qd), ca.vertcat(qd, qdd))
+    tip, velocity, acceleration = tip_motion(chain.joints, chain.structures, chain.bodies, coords, q, qd, qdd)
     for axis in range(3):
         name = "xyz"[axis]
         add(f"tip.{name}", "m", md.TIP_POSITION, f"end-effector {name}", tip[axis])

@@ -203,13 +203,13 @@ def _next_frame(body: dict, layout: BodyLayout, nu, f, fd):
 
 @lru_cache(maxsize=None)
 def link_kinematics(layout: BodyLayout) -> ca.Function:
-    """(z, z', mu, a_in, c) -> (G, F, Rt, T, mu_next, a_next) of one body.
+    """(z, z', mu, a_in, c) -> (G, F, cs, T, mu_next, a_next) of one body.
 
     ``mu`` and ``a_in`` are the joint frame's velocity and velocity-product
     acceleration (FRAME each, joint-frame axes; a_in holds -g at the base);
     G and F are the body's generalized inertia and forces over nu, the
-    latter with the velocity-product acceleration of nu included; Rt =
-    Rot(a, theta)'; T (FRAME x velocity) maps nu to the next joint frame's
+    latter with the velocity-product acceleration of nu included; cs =
+    (cos, sin) of theta (see :func:`joint_turn`); T (FRAME x velocity) maps nu to the next joint frame's
     velocity mu_next, whose velocity-product acceleration is a_next (all
     zero for the last link).
     """
@@ -219,7 +219,8 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
     st = layout.structure
     f, fd = part(z, nz - k, nz), part(zd, nz - k, nz)
     axis = ca.DM(layout.axis)
-    Rt = axis_rotation(layout.axis, z[0]).T
+    cs = ca.vertcat(ca.cos(z[0]), ca.sin(z[0]))
+    Rt = joint_turn(layout, cs)
     spin = axis * zd[0]
     V, w = ca.mtimes(Rt, mu[0:3]), ca.mtimes(Rt, mu[3:6]) + spin
     nu = ca.vertcat(V, w, mu[6], part(zd, 1, nz))
@@ -247,4 +248,10 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
         mu_next = ca.mtimes(T, nu)
         a_next = ca.mtimes(T, a_nu) + product
     return ca.Function(layout.name("link_kinematics"), [z, zd, mu, a_in, c],
-                       [G, F, Rt, T, mu_next, a_next], {"cse": True})
+                       [G, F, cs, T, mu_next, a_next], {"cse": True})
+
+
+def joint_turn(layout: BodyLayout, cs) -> ca.SX:
+    """Rot(a, theta)' of the joint of ``layout`` from ``cs`` = (cos theta, sin theta), with the zeros of a
+    coordinate axis kept."""
+    return axis_rotation(layout.axis, cos_sin=(cs[0], cs[1])).T
