@@ -31,7 +31,7 @@ class FixedFreeRodShapes:
         self.lambdas = rod_eigenvalues(count)
 
     def derivative(self, xi: Any, order: int) -> list[Any]:
-        """``d^order phi_k / dxi^order`` at ``xi`` (float, array or CasADi) for every mode."""
+        """d^``order`` phi_k / dxi^order at ``xi`` (float, array or CasADi) for every mode."""
         xi = as_argument(xi)
         m = math_for(xi)
         out = []

@@ -45,7 +45,8 @@ def _turn(layout: BodyLayout, cs: ca.SX) -> ca.SX:
 
 
 def inertia_sparsity(layout: BodyLayout) -> ca.Sparsity:
-    """Where a body's G (and G plus its structural terms, in the Newton matrix) can be nonzero."""
+    """Where the G of a body of ``layout`` (and G plus its structural terms, in the Newton matrix) can be
+    nonzero."""
     return link_kinematics(layout).sparsity_out(0) + link_structure(layout).sparsity_out(0)
 
 

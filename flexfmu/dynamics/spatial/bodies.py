@@ -114,7 +114,8 @@ def _quad(f, M, g):
 
 
 def first_moment(props: dict, structure: BodyStructure, f) -> ca.SX:
-    """s(f) = int r dm (link frame)."""
+    """s(f) = int r dm (link frame) of the body with properties ``props`` and ``structure`` at modal
+    coordinates ``f``."""
     parts, st = split(f, structure), structure
     x = _dot(props["a_u"], parts["u"]) if st.count("u") else 0
     for b in st.stiffened():
@@ -125,7 +126,8 @@ def first_moment(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 
 def first_moment_rate(props: dict, structure: BodyStructure, f, fd) -> ca.SX:
-    """d s / dt = int r' dm at modal rates ``fd`` (exact: s is quadratic in f)."""
+    """d s / dt = int r' dm of the body (``props``, ``structure``) at modal coordinates ``f`` and rates
+    ``fd`` (exact: s is quadratic in f)."""
     parts, rates, st = split(f, structure), split(fd, structure), structure
     x = _dot(props["a_u"], rates["u"]) if st.count("u") else 0
     for b in st.stiffened():
@@ -142,7 +144,8 @@ def _cross(props, structure, first, second):
 
 
 def second_moment(props: dict, structure: BodyStructure, f) -> ca.SX:
-    """Sigma(f) = int r r^T dm (link frame), to second order in f."""
+    """Sigma(f) = int r r^T dm (link frame) of the body (``props``, ``structure``) at modal coordinates
+    ``f``, to second order in f."""
     parts, st = split(f, structure), structure
     entry = {}
     xx = 0
@@ -168,7 +171,8 @@ def second_moment(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 
 def relative_moment(props: dict, structure: BodyStructure, f, fd) -> ca.SX:
-    """P(f, f') = int r'(x) r(x)^T dm (rows: velocity components), to second order in (f, f').
+    """P(f, f') = int r'(x) r(x)^T dm (rows: velocity components) of the body (``props``, ``structure``)
+    at modal coordinates ``f`` and rates ``fd``, to second order in (f, f').
 
     Its symmetric part is d Sigma / dt / 2; its skew part gives the angular
     momentum of the deformation, int r x r' dm.
@@ -193,8 +197,8 @@ def relative_moment(props: dict, structure: BodyStructure, f, fd) -> ca.SX:
 
 
 def modal_mass(props: dict, structure: BodyStructure) -> ca.SX:
-    """int Phi^T Phi dm over the link's modes: blocks of bending and axial; torsion has its inertia in
-    the rotary sums."""
+    """int Phi^T Phi dm over the modes of the body (``props``, ``structure``): blocks of bending and
+    axial; torsion has its inertia in the rotary sums."""
     k, M = structure.modes, ca.SX(structure.modes, structure.modes)
     for x in structure.present(TRANSLATING):
         block = structure.block(x)
@@ -203,7 +207,7 @@ def modal_mass(props: dict, structure: BodyStructure) -> ca.SX:
 
 
 def modal_stiffness(props: dict, structure: BodyStructure) -> tuple[ca.SX, ca.SX]:
-    """Structural stiffness and (diagonal) damping over the link's modes."""
+    """Structural stiffness and (diagonal) damping over the modes of the body (``props``, ``structure``)."""
     k = structure.modes
     K, D = ca.SX(k, k), ca.SX(k, k)
     for x in structure.present():
@@ -214,7 +218,8 @@ def modal_stiffness(props: dict, structure: BodyStructure) -> tuple[ca.SX, ca.SX
 
 
 def tip_position(props: dict, structure: BodyStructure, f) -> ca.SX:
-    """The deflected tip (where the next joint's frame starts), link frame."""
+    """The deflected tip (where the next joint's frame starts, link frame) of the body (``props``,
+    ``structure``) at modal coordinates ``f``."""
     parts, st = split(f, structure), structure
     x = props["L"] + (_dot(props["tip_u"], parts["u"]) if st.count("u") else 0)
     for b in st.stiffened():
@@ -227,7 +232,7 @@ def tip_position(props: dict, structure: BodyStructure, f) -> ca.SX:
 def distal_angles(props: dict, structure: BodyStructure, f) -> ca.SX:
     """Angles (about z, y, x) of the distal frame in the link frame, turned as
     :func:`flexfmu.dynamics.rotations.zyx_rotation`: the tip slopes of tangent-framed bending and the tip
-    twist, linear in f."""
+    twist of the body (``props``, ``structure``), linear in its modal coordinates ``f``."""
     parts, st = split(f, structure), structure
     about_z = _dot(props["slope_y"], parts["y"]) if st.count("y") and st.tangent[0] else 0
     about_y = -_dot(props["slope_z"], parts["z"]) if st.count("z") and st.tangent[1] else 0
@@ -237,7 +242,8 @@ def distal_angles(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 def tip_tangent(props: dict, structure: BodyStructure, f) -> ca.SX:
     """Rotation vector of the tip tangent relative to the distal frame: the tip slopes of chord-framed
-    bending (what the next joint's encoder sees besides the joint angle)."""
+    bending (what the next joint's encoder sees besides the joint angle) of the body (``props``,
+    ``structure``) at modal coordinates ``f``."""
     parts, st = split(f, structure), structure
     y = -_dot(props["slope_z"], parts["z"]) if st.count("z") and not st.tangent[1] else 0
     z = _dot(props["slope_y"], parts["y"]) if st.count("y") and not st.tangent[0] else 0
@@ -245,8 +251,9 @@ def tip_tangent(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 
 def root_rotation(props: dict, structure: BodyStructure, f) -> ca.SX:
-    """Rotation vector of the root tangent relative to the link frame (nonzero for chord frames; the
-    fixed-free torsion modes vanish at the root)."""
+    """Rotation vector of the root tangent relative to the link frame of the body (``props``,
+    ``structure``) at modal coordinates ``f`` (nonzero for chord frames; the fixed-free torsion modes
+    vanish at the root)."""
     parts, st = split(f, structure), structure
     y = -_dot(props["root_z"], parts["z"]) if st.count("z") else 0
     z = _dot(props["root_y"], parts["y"]) if st.count("y") else 0
@@ -254,8 +261,8 @@ def root_rotation(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 
 def body_kinetic_energy(props: dict, structure: BodyStructure, V, w, f, fd) -> ca.SX:
-    """Kinetic energy of the body with origin velocity ``V`` and angular velocity ``w`` (both in link
-    axes) and modal coordinates and rates ``f``, ``fd``:
+    """Kinetic energy of the body (``props``, ``structure``) with origin velocity ``V`` and angular
+    velocity ``w`` (both in link axes) and modal coordinates and rates ``f``, ``fd``:
 
     T = m V.V/2 + V.(w x s + s') + w'J w/2 + w.int r x r' dm + f''M f'/2 + rotary,
 
@@ -307,7 +314,7 @@ def _bending_set(arm, i, link, modes, normal) -> ModeSet:
 
 def distal_load(arm: SpatialArm, link_index: int, normal: np.ndarray) -> tuple[float, float]:
     """Mass, and rotary inertia about the axis ``normal`` (link axes) through the tip, of everything beyond
-    the tip of link ``link_index`` (0-based) with all joint angles zero: distal links (flexible ones as
+    the tip of link ``link_index`` (0-based) of ``arm`` with all joint angles zero: distal links (flexible ones as
     slender rods), lumped masses (those at this link's own tip too), the payload, and the reflected rotor
     inertias of distal joints about their axes. The planar chain's load (paper 004, eq. 47-48) is the
     case of every axis along z."""

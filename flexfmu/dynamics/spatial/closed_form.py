@@ -25,8 +25,8 @@ from flexfmu.dynamics.spatial.templates import FRAME, joint_turn, link_kinematic
 
 
 def base_acceleration(chain) -> ca.SX:
-    """The acceleration handed to link 1's joint frame: gravity as an upward acceleration of the base, in
-    the joint frame's axes (the base turned by joint 1's fixed rotation)."""
+    """The acceleration handed to link 1's joint frame of the spatial ``chain``: gravity as an upward
+    acceleration of the base, in the joint frame's axes (the base turned by joint 1's fixed rotation)."""
     P = chain.P
     g = ca.vertcat(P["gravity.x"], P["gravity.y"], P["gravity.z"])
     Rf = ca.DM(chain.joints[0].rotation)

@@ -24,7 +24,7 @@ COEFFICIENT_UNITS = {"bending_y": "N.s/m", "bending_z": "N.s/m", "torsion": "N.m
 
 
 def tensor_parameters(prefix: str, tensor, what: str) -> list[Parameter]:
-    """The six entries ``prefix.xx`` ... ``prefix.yz`` of the inertia ``tensor`` (3 x 3) of ``what``."""
+    """The six entries (named ``prefix`` plus .xx ... .yz) of the inertia ``tensor`` (3 x 3) of ``what``."""
     return [Parameter(f"{prefix}.{name}", tensor[r][c], "kg.m2", f"inertia of {what}, {name} entry (link axes)")
             for name, r, c in TENSOR]
 

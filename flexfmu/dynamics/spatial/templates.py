@@ -55,7 +55,7 @@ JOINT_FIELDS = (("rotor", (1, 1)), ("viscous", (1, 1)), ("spring_k", (1, 1)), ("
 
 
 def part(v, start: int, stop: int):
-    """``v[start:stop]`` as a column, 0 x 1 when empty (CasADi slices a 1 x 1 to a 1 x 0 row)."""
+    """``v``[``start``:``stop``] as a column, 0 x 1 when empty (CasADi slices a 1 x 1 to a 1 x 0 row)."""
     return v[start:stop] if stop > start else ca.SX(0, 1)
 
 
