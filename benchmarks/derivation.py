@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.sympy_lagrangian import derive  # noqa: E402
+from benchmarks.machine import describe  # noqa: E402
+from flexfmu.harness.reproductions.sympy_lagrangian import derive  # noqa: E402
 from flexfmu.dynamics import build_model  # noqa: E402
 from flexfmu.spec.arm import Arm, FlexibleLink, Modes  # noqa: E402
 
@@ -59,6 +60,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", default="benchmarks/results/derivation.json")
     args = parser.parse_args()
+    machine = describe()
 
     rows = []
     print(f"{'N':>3} {'closed_form ms':>15} {'closed_form+ ms':>16} {'energy ms':>10} {'sympy s':>9} {'paper000 s':>11}")
@@ -89,7 +91,8 @@ def main() -> int:
         print(f"target N={n}: closed_form <= {TARGETS_MS[n]:.0f} ms: {'met' if ok else 'MISSED'}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "targets_ms": TARGETS_MS, "targets_met": verdicts}, indent=2))
+    out.write_text(json.dumps({"machine": machine, "rows": rows, "targets_ms": TARGETS_MS, "targets_met": verdicts},
+                              indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 

@@ -11,8 +11,12 @@ these arms), it prints a table and writes JSON (benchmarks/results/fmu.json):
 - ns per call of the generated right-hand side (C, linked to the sources);
 - for yu_chen_2dof: the pythonfmu FMU and the native FMU timed through FMPy,
   and CasADi's own export_fmu (see benchmarks/others.py).
-Targets (issue 3): the two-link arm (yu_chen_2dof) <= 2 us per 1 ms RK4 step,
-10 links <= 30 us, export of 10 links <= 10 s.
+Targets (issue 3), for one RK4 step per 1 ms call (``--step 1e-3``, the
+setting a real-time target that needs the time would choose): the two-link
+arm (yu_chen_2dof) <= 2 us, 10 links <= 30 us; export of 10 links <= 10 s.
+Calls at the default, more accurate internal step (several RK4 steps per
+call) are reported without a target; docs/veristand.md quotes both from
+benchmarks/results/fmu.json, which also records the machine and the date.
 
 Usage: python benchmarks/fmu.py [--max-links 10] [--count 2000] [--repeats 7]
 """
@@ -31,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.derivation import chain  # noqa: E402
+from benchmarks.machine import describe  # noqa: E402
 from benchmarks.others import casadi_export_fmu_row, time_fmpy_dostep  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.targets.build import GENERATED_SOURCES  # noqa: E402
@@ -39,6 +44,7 @@ from flexfmu.targets.pythonfmu import export_pythonfmu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ARMS = HERE.parent / "fmus" / "arms"
+# targets for one RK4 step per 1 ms call (issue 3)
 TARGETS = {"yu_chen_2dof rk4 ns": 2000.0, "chain10 rk4 ns": 30000.0, "chain10 export s": 10.0}
 
 
@@ -81,6 +87,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", default="benchmarks/results/fmu.json")
     args = parser.parse_args()
+    machine = describe()
     rows = []
     header = (f"{'arm':<22}{'integ':<9}{'states':>6}{'sub/ms':>7}{'C kB':>7}{'codegen s':>10}{'compile s':>10}"
               f"{'export s':>9}{'doStep us':>10}{'rhs us':>8}")
@@ -116,16 +123,20 @@ def main() -> int:
     for r in rows:
         if r["integrator"] != "rk4" or r["arm"] not in ("yu_chen_2dof", "chain10"):
             continue
-        what = "one 1 ms RK4 step" if r["substeps_per_ms"] == 1 else f"{r['substeps_per_ms']} RK4 substeps"
-        verdicts[f"{r['arm']} rk4 ns ({what})"] = (TARGETS[f"{r['arm']} rk4 ns"], r["dostep_ns_median"])
+        if r["substeps_per_ms"] != 1:
+            print(f"{r['arm']} at its default step ({r['substeps_per_ms']} RK4 steps per call, no target): "
+                  f"{r['dostep_ns_median'] / 1e3:.2f} us")
+            continue
+        verdicts[f"{r['arm']} rk4 ns (one 1 ms RK4 step)"] = (TARGETS[f"{r['arm']} rk4 ns"], r["dostep_ns_median"])
         if r["arm"] == "chain10":
-            verdicts[f"chain10 export s ({what})"] = (TARGETS["chain10 export s"], r["export_total_s"])
+            verdicts["chain10 export s"] = (TARGETS["chain10 export s"], r["export_total_s"])
     for key, (target, value) in verdicts.items():
         print(f"target {key} <= {target:g}: {value:.4g} {'met' if value <= target else 'MISSED'}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     measured = {key: value for key, (_, value) in verdicts.items()}
-    out.write_text(json.dumps({"rows": rows, "others": others, "targets": TARGETS, "measured": measured}, indent=2))
+    out.write_text(json.dumps({"machine": machine, "rows": rows, "others": others, "targets": TARGETS,
+                               "measured": measured}, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 

@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.closed_loop import ClosedLoop  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
@@ -88,6 +89,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    machine = describe()
     rows = [bench_case(name, duration, args.repeats) for name, duration in CASES]
     print("| scenario | law | gains | samples x substeps | forward s | gradient s | gradient / forward "
           "| CasADi reverse / forward | central FD / forward | gradient / FD |")
@@ -100,7 +102,7 @@ def main() -> int:
     print(f"target: gradient <= {TARGET:g} forward runs: {'met' if worst <= TARGET else 'MISSED'} (worst {worst:.2f})")
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / "gradient.json").write_text(json.dumps({"rows": rows, "target": TARGET}, indent=2))
+    (out / "gradient.json").write_text(json.dumps({"machine": machine, "rows": rows, "target": TARGET}, indent=2) + "\n")
     return 0
 
 

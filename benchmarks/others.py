@@ -28,7 +28,8 @@ from fmpy.fmi2 import FMU2Slave
 def time_fmpy_dostep(path: Path, count: int, repeats: int) -> float:
     """Median ns per fmi2DoStep of 1 ms through FMPy's FMU2Slave."""
     md = fmpy.read_model_description(str(path))
-    slave = FMU2Slave(guid=md.guid, unzipDirectory=fmpy.extract(str(path)),
+    unzipped = path.with_suffix(".unzipped")  # beside the FMU (in the benchmark's work folder), not in /tmp
+    slave = FMU2Slave(guid=md.guid, unzipDirectory=fmpy.extract(str(path), unzipdir=str(unzipped)),
                       modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bench")
     slave.instantiate()
     per_call = []

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
+import fmpy
 import pytest
 
 import flexfmu
 from flexfmu.data import arm_names, resolve_arm
+
+# built FMUs and compiled references (flexfmu.harness.cache) go to a cache of this test session, shared by
+# its tests (and their subprocesses), not the user's
+os.environ["FLEXFMU_CACHE"] = tempfile.mkdtemp(prefix="flexfmu-test-cache-")
 
 ARMS_DIR = resolve_arm("yu_chen_2dof").parent  # the example arms' folder (package data)
 EXAMPLE_ARMS = arm_names()
@@ -21,3 +29,34 @@ def example_model(name: str, method: str = "closed_form"):
 @pytest.fixture(params=EXAMPLE_ARMS)
 def arm_name(request) -> str:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def wine():
+    """``run(args) -> CompletedProcess``: runs a Windows program under Wine (64-bit, headless, quiet),
+    in one Wine prefix for the whole test session, created on first use and removed at the end."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("wine") is None or shutil.which("wineboot") is None:
+        pytest.skip("Wine is not installed (scripts/install-tools.sh installs it)")
+    prefix = tempfile.mkdtemp(prefix="flexfmu-wine-")
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    env.update(WINEPREFIX=prefix, WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+    try:
+        subprocess.run(["wineboot", "--init"], env=env, capture_output=True, timeout=600, check=True)
+        yield lambda args: subprocess.run(["wine", *map(str, args)], env=env, capture_output=True, text=True,
+                                          timeout=600)
+    finally:
+        subprocess.run(["wineserver", "-k"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+@lru_cache(maxsize=None)
+def unzipped(path) -> str:
+    """The FMU at ``path`` extracted once, beside it (so into pytest's own temporary folders, never the system's
+    temporary directory): a loaded library must not be overwritten by a second extraction."""
+    folder = Path(path).with_suffix(".unzipped")
+    return fmpy.extract(str(path), unzipdir=str(folder))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -33,7 +34,7 @@ def test_info_reports_spec_errors_with_exit_status_2(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "bad"\n[[link]]\nkind = "rigid"\nlength = -0.4\nmass = 1.0\n')
     assert main(["info", str(bad)]) == 2
-    assert "link[1].length must be > 0, got -0.4" in capsys.readouterr().err
+    assert "link[1].length must be in [0.001, 100] m, got -0.4" in capsys.readouterr().err
 
 
 def test_simulate_writes_trajectory_plot_and_summary(tmp_path):
@@ -71,6 +72,7 @@ ARM_COMMANDS = {
     "crosscheck": ["--scenario", "bang_bang"],
     "tune": ["--scenario", "quintic_ct", "--params", "kp"],
     "plan": ["--from", "0,0", "--to", "1,1", "--time", "1"],
+    "sweep": ["--scenario", "pd_circle", "--vary", "kp=100,125"],
 }
 
 
@@ -111,14 +113,28 @@ def test_every_subcommand_reports_a_bad_arm_in_one_line(command, case, workdir, 
     (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--out", "a_file"], "'a_file' is a file"),
     (["plan", "rigid_2link", "--from", "0,0", "--to", "1,1", "--time", "1", "--out", "a_file"], "'a_file' is a file"),
     (["demo", "--out", "a_file"], "'a_file' is a file"),
+    (["reproduce", "--out", "a_file"], "'a_file' is a file"),
+    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kp=1", "--out", "a_file"], "'a_file' is a file"),
+    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kq=1,2"], "cannot vary kq"),
+    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kp=3:1:2"], "--vary 'kp=3:1:2'"),
+    (["sweep", "rigid_2link", "--scenario", "pd_circle"], "nothing to sweep"),
+    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--samples", "3"], "--samples and --distributions"),
+    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--limit", "wobble=1"],
+     "--limit 'wobble=1'"),
+    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--starts", "0"], "--starts must be >= 1"),
+    (["demo", "--workers", "-1"], "--workers must be >= 0"),
     (["validate", "nowhere.fmu"], "'nowhere.fmu' is not a file"),
     (["validate", "a_folder"], "'a_folder' is not a file"),
     (["crosscheck", "rigid_2link", "--scenario", "no_such"], "examples: bang_bang"),
     (["crosscheck"], "give an arm"),
     (["simulate", "rigid_2link", "--duration", "-1"], "--duration must be a number > 0"),
     (["plan", "rigid_2link", "--from", "0", "--to", "1,1", "--time", "1"], "--from needs 2 joint angles"),
-    (["export", "rigid_2link", "-o", "x.fmu", "--target", "pythonfmu", "--step", "1e-3"], "--step does not apply"),
-    (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "3"], "invalid choice: '3'"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--target", "pythonfmu", "--interface", "me"], "--interface does not apply"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "4"], "invalid choice: '4'"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "3", "--target", "fmi2"], "name different targets"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--platforms", "linux64,macos"], "--platforms"),
+    (["export", "rigid_2link", "-o", "x", "--target", "sfunction", "--interface", "cs"], "--interface does not apply"),
+    (["export", "rigid_2link", "-o", "a_file", "--target", "sfunction"], "'a_file' is a file"),
     (["export", "rigid_2link", "-o", "x.fmu", "--backend", "pythonfmu", "--target", "fmi2"],
      "name different targets"),
     (["info", "rigid_2link", "--bogus"], "unrecognized arguments"),
@@ -131,10 +147,53 @@ def test_usage_errors_are_one_line_with_status_2(args, fragment, workdir, capsys
     assert sorted(p.name for p in workdir.iterdir()) == ["a_file", "a_folder", "binary.toml", "empty.toml"]
 
 
-def test_a_failed_check_exits_with_1(workdir, capsys):
-    status = main(["validate", "empty.toml"])
+# files given with an option, and outputs nobody can write (/sys refuses even root)
+FILE_OPTIONS = {
+    "crosscheck --scenario": ["crosscheck", "rigid_2link", "--scenario", "{file}"],
+    "tune --scenario": ["tune", "rigid_2link", "--scenario", "{file}", "--params", "kp"],
+    "tune --cost": ["tune", "yu_chen_2dof", "--scenario", "pd_circle", "--params", "kp", "--cost", "{file}"],
+}
+BAD_FILES = {"missing": "nowhere.toml", "folder": "a_folder", "empty": "empty.toml", "binary": "binary.toml"}
+UNWRITABLE = {
+    "export": ["export", "rigid_2link", "-o", "/sys/flexfmu-test.fmu"],
+    "simulate": ["simulate", "rigid_2link", "--out", "/sys/flexfmu-test"],
+    "crosscheck": ["crosscheck", "rigid_2link", "--out", "/sys/flexfmu-test"],
+    "tune": ["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--out", "/sys/flexfmu-test"],
+    "plan": ["plan", "rigid_2link", "--from", "0,0", "--to", "1,1", "--time", "1", "--out", "/sys/flexfmu-test"],
+    "demo": ["demo", "--out", "/sys/flexfmu-test/deeper"],
+}
+
+
+@pytest.mark.parametrize("option", sorted(FILE_OPTIONS))
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_files_given_with_an_option_are_one_line_errors(option, case, workdir, capsys):
+    args = [item.replace("{file}", BAD_FILES[case]) for item in FILE_OPTIONS[option]]
+    status, err = run_cli(args, capsys)
+    assert status == 2 and BAD_FILES[case] in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert sorted(p.name for p in workdir.iterdir()) == ["a_file", "a_folder", "binary.toml", "empty.toml"]
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys (not Linux): no folder that nobody can write")
+@pytest.mark.parametrize("command", sorted(UNWRITABLE))
+def test_unwritable_outputs_are_refused_before_any_work(command, capsys):
+    status, err = run_cli(UNWRITABLE[command], capsys)
+    assert status == 2 and "'/sys' is not writable" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("fmu", ["empty.toml", "binary.toml"])
+def test_a_failed_check_exits_with_1(fmu, workdir, capsys):
+    status = main(["validate", fmu])
     assert status == 1
     assert "not a ZIP archive" in capsys.readouterr().out
+
+
+def test_an_unstable_step_is_refused_with_the_limit(workdir, capsys):
+    """yu_chen's highest frequency is 763 rad/s: RK4 at 10 ms is 7.6 times that, beyond 2 sqrt(2)."""
+    status, err = run_cli(["export", "yu_chen_2dof", "-o", "x.fmu", "--step", "0.01"], capsys)
+    assert status == 2 and "h * omega_max = 7.63 > 2.83" in err and "use a step <= 0.00371 s" in err
+    assert "--allow-unstable-step" in err and not (workdir / "x.fmu").exists()
 
 
 def test_debug_shows_the_traceback(workdir):

@@ -22,6 +22,7 @@ from flexfmu.harness.verify import fmu_closed_loop, fmu_gradient_fd, residual_ti
 from flexfmu.targets import ExportSettings, export_fmu
 from tests.conftest import ARMS_DIR, example_model
 
+VIBRATION_HEAVY = CostWeights(tracking=1.0, vibration=100.0, effort=1e-3)
 HOLD = lambda t: (np.zeros(2), np.zeros(2), np.zeros(2))  # noqa: E731
 
 
@@ -152,16 +153,40 @@ def test_cost_gradient_matches_central_differences_of_the_fmu_runs(subudhi_fmu):
 def test_tuned_gains_lower_the_fmu_cost_and_the_fmu_matches_the_prediction(subudhi_fmu):
     scenario = short("quintic_ct", 1.5)
     model = example_model(scenario.arm)
-    loop = loop_for(scenario)
+    loop = loop_for(scenario, weights=VIBRATION_HEAVY)
     result = tune(loop, dict(loop.law.gains), ["kp", "kd"], max_iterations=6)
-    before, _ = fmu_closed_loop(subudhi_fmu, model, scenario, loop.law, list(result.initial.values()))
-    after, run = fmu_closed_loop(subudhi_fmu, model, scenario, loop.law, list(result.tuned.values()))
+    before, _ = fmu_closed_loop(subudhi_fmu, model, scenario, loop.law, list(result.initial.values()), VIBRATION_HEAVY)
+    after, run = fmu_closed_loop(subudhi_fmu, model, scenario, loop.law, list(result.tuned.values()), VIBRATION_HEAVY)
     assert after < 0.8 * before
     assert after == pytest.approx(result.cost_tuned, rel=0.01)
     assert before == pytest.approx(result.cost_initial, rel=0.01)
     # the FMU run applies the law the optimiser saw: its recorded torques
     # equal the graph's, sample for sample
     assert np.allclose(run["tau[1]"], loop.run(list(result.tuned.values())).torques[:, 0], atol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_tracking_limit_keeps_tracking_while_vibration_falls():
+    """Weighting vibration heavily (the old defaults) buys less vibration with worse tracking; with
+    the default limit (tracking no worse than before) the tuned loop vibrates less and tracks as well.
+    The terms are checked on runs of the loop, each term's gradient checked against differences."""
+    loop = loop_for(short("quintic_ct", 1.0), weights=VIBRATION_HEAVY)
+    gains = dict(loop.law.gains)
+    before = loop.terms(list(gains.values()))
+    free = tune(loop, gains, ["kp", "kd"], max_iterations=8)
+    bounded = tune(loop, gains, ["kp", "kd"], max_iterations=8, limits={"tracking": before["tracking"]})
+    free_terms, bounded_terms = (loop.terms(list(r.tuned.values())) for r in (free, bounded))
+    assert free_terms["tracking"] > 1.2 * before["tracking"] and free_terms["vibration"] < before["vibration"]
+    assert bounded_terms["tracking"] <= before["tracking"] * (1 + 1e-6)
+    assert bounded_terms["vibration"] < 0.99 * before["vibration"]
+    k = np.array(list(gains.values()))
+    _, gradient = loop.cost_and_gradient(k, weights=CostWeights(1.0, 0.0, 0.0))
+    step = 1e-4 * k[0]
+    plus, minus = k.copy(), k.copy()
+    plus[0] += step
+    minus[0] -= step
+    difference = (loop.terms(plus)["tracking"] - loop.terms(minus)["tracking"]) / (2 * step)
+    assert gradient[0] == pytest.approx(difference, rel=1e-4)
 
 
 def test_tuning_rejects_unknown_gains_and_empty_bounds():
@@ -196,8 +221,30 @@ def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     assert summary["fmu_cost_after"] < summary["fmu_cost_before"]
     assert summary["fmu_vs_prediction_relative"] < 0.01
     assert (tmp_path / "out" / "tuning.png").stat().st_size > 10_000
-    assert "| run through the FMU |" in (tmp_path / "out" / "report.md").read_text()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| run through the FMU |" in report
+    for term, unit in (("tracking", "rad^2 s"), ("vibration", "m^2 s"), ("effort", "(N m)^2 s")):
+        assert f"| {term} [{unit}] | {summary['terms_before'][term]:.4g} | {summary['terms_after'][term]:.4g} |" in report
+    # the default limit: tracking no worse than with the scenario's gains, on the FMU
+    assert summary["limits"] == {"tracking": pytest.approx(summary["terms_before"]["tracking"], rel=1e-6)}
+    assert summary["terms_after"]["tracking"] <= summary["terms_before"]["tracking"] * 1.01
+    assert summary["limits_kept"]
     assert "iteration   1/4" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_tune_starts_run_as_a_campaign_and_the_best_start_wins(tmp_path, capsys):
+    status = main(["tune", "subudhi_morris_2link", "--scenario", "quintic_ct", "--params", "kp,kd", "--duration",
+                   "0.3", "--max-iterations", "2", "--starts", "3", "--workers", "0", "--out", str(tmp_path)])
+    assert status == 0
+    summary = json.loads((tmp_path / "tuned.json").read_text())
+    table = (tmp_path / "starts" / "results.csv").read_text().splitlines()
+    assert len(table) == 4 and len(summary["starts"]) == 3
+    assert summary["starts"][0]["start"] == {"kp": 36.0, "kd": 12.0}
+    ok = [start for start in summary["starts"] if start["status"] == "ok"]
+    best = min([start for start in ok if start["limits_kept"]] or ok, key=lambda start: start["cost"])
+    assert summary["gains_after"] == best["tuned"]
+    assert summary["predicted_cost_after"] == pytest.approx(best["cost"], rel=1e-12)
 
 
 def test_tune_command_errors_name_what_is_wrong(tmp_path, capsys):

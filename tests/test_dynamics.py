@@ -296,7 +296,7 @@ def test_every_parameter_enters_the_graphs(arm_name):
     p = ca.SX.sym("p", len(model.parameters))
     everything = ca.vertcat(
         ca.vec(model.mass_matrix(q, p)), model.bias(q, qd, p), ca.vec(model.input_matrix(q, p)),
-        model.energy(q, qd, p),
+        model.energy(q, qd, p), model.kinematic_outputs(q, qd, ca.SX.sym("qdd", n), p),  # envelope limits: y
     )
     dead = [name for k, name in enumerate(model.parameters) if not ca.depends_on(everything, p[k])]
     assert set(dead) <= unfelt_inertia(model.arm)
@@ -343,13 +343,13 @@ def test_outputs_are_consistent_with_kinematics():
 
 
 def test_plain_sympy_lagrangian_agrees_with_the_model():
-    """A third, fully independent derivation (benchmarks/sympy_lagrangian.py,
+    """A third, fully independent derivation (flexfmu/harness/reproductions/sympy_lagrangian.py,
     written from paper 000's setting with closed-form sine integrals) gives
     the same M and h for a two-link pinned-pinned arm under gravity."""
     import sympy as sp
 
     from benchmarks.derivation import chain
-    from benchmarks.sympy_lagrangian import derive
+    from flexfmu.harness.reproductions.sympy_lagrangian import derive
 
     M_sym, h_sym = derive(2)
     symbols = sorted(M_sym.free_symbols | h_sym.free_symbols, key=str)

@@ -1,12 +1,12 @@
 """Native C FMUs: export, validation, simulation against the reference,
-FMU state, directional derivatives, threads, and misuse from C."""
+FMU state, directional derivatives, and misuse from C (threads, failed steps,
+any communication step and the validity envelope: test_fmu_reliability.py)."""
 
 from __future__ import annotations
 
 import ctypes
 import shutil
 import subprocess
-import threading
 import zipfile
 
 import fmpy
@@ -19,7 +19,7 @@ from flexfmu.targets.validate import validate_fmu
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.harness.runner import run_fmu
 from flexfmu.harness.reference import simulate_reference
-from tests.conftest import EXAMPLE_ARMS, example_model
+from tests.conftest import EXAMPLE_ARMS, example_model, unzipped
 
 pytestmark = pytest.mark.compiler
 
@@ -142,7 +142,7 @@ def test_implicit_fmu_tracks_the_reference_and_keeps_energy(tmp_path):
 
 def instantiate_slave(report, name="slave"):
     md = fmpy.read_model_description(str(report.path))
-    unzipdir = fmpy.extract(str(report.path))
+    unzipdir = unzipped(report.path)
     slave = FMU2Slave(guid=md.guid, unzipDirectory=unzipdir, modelIdentifier=md.coSimulation.modelIdentifier,
                       instanceName=name)
     slave.instantiate()
@@ -184,7 +184,7 @@ def test_fmu_state_restores_bit_identical_trajectories(fmus):
 def test_directional_derivatives_match_finite_differences(fmus):
     report = fmus["yu_chen_2dof"]
     md = fmpy.read_model_description(str(report.path))
-    unzipdir = fmpy.extract(str(report.path))
+    unzipdir = unzipped(report.path)
     me = FMU2Model(guid=md.guid, unzipDirectory=unzipdir, modelIdentifier=md.modelExchange.modelIdentifier,
                    instanceName="me")
     me.instantiate()
@@ -219,30 +219,10 @@ def test_directional_derivatives_match_finite_differences(fmus):
     me.freeInstance()
 
 
-def test_parallel_instances_in_threads_agree_with_serial(fmus):
-    report = fmus["subudhi_morris_2link"]
-    serial_slave, vrs, _ = instantiate_slave(report, "serial")
-    expected = step_outputs(serial_slave, vrs, 0.0, 300)
-    results = {}
-
-    def worker(k):
-        slave, vrs_k, _ = instantiate_slave(report, f"thread{k}")
-        results[k] = step_outputs(slave, vrs_k, 0.0, 300)
-        slave.terminate()
-        slave.freeInstance()
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert all(np.array_equal(results[k], expected) for k in range(4))
-
-
 def test_bad_settings_leave_no_file(tmp_path):
     target = tmp_path / "bad.fmu"
-    with pytest.raises(ExportError, match="multiple of the internal step"):
-        export_fmu(example_model("rigid_2link"), target, ExportSettings(internal_step=3e-4))
+    with pytest.raises(ExportError, match="must be > 0"):
+        export_fmu(example_model("rigid_2link"), target, ExportSettings(communication_step=-1e-3))
     assert not target.exists() and list(tmp_path.iterdir()) == []
 
 
@@ -290,7 +270,7 @@ def misuse_program(tmp_path_factory):
 
 def misuse_command(misuse_program, report, cycles):
     model = example_model("yu_chen_2dof")
-    unzipdir = fmpy.extract(str(report.path))
+    unzipdir = unzipped(report.path)
     library = f"{unzipdir}/binaries/linux64/yu_chen_2dof.so"
     return [str(misuse_program), library, report.guid, str(2 * len(model.coordinates)), str(len(model.inputs)),
             str(len(model.output_names)), str(len(model.parameters)), repr(report.internal_step),

@@ -48,6 +48,19 @@ def test_comparison_figures():
     assert row.passed and not dataclasses.replace(row, tolerance=0.005).passed
 
 
+def test_runs_of_one_fixed_step_scheme_are_held_to_round_off():
+    t = np.linspace(0, 1, 11)
+    a = Result(t, ["s"], ["m"], (2 + np.sin(t))[:, None])
+    b = Result(t, ["s"], ["m"], (2 + np.sin(t) + 1e-9)[:, None])
+    short = Result(t[:4], ["s"], ["m"], (2 + np.sin(t[:4]))[:, None])
+    rows = compare_runs({"x": a, "y": b, "z": short}, [("s", 1e-6)], {"x": "rk4", "y": "rk4", "z": None}, {"s": "m"})
+    same, other = rows[0], rows[1]
+    assert (same.bound, same.unit, same.passed) == ("round-off", "m", False)
+    assert same.tolerance == pytest.approx(1e-10 * (2 + np.sin(1.0)))
+    assert (other.bound, other.tolerance, other.passed) == ("scenario", 1e-6, True)
+    assert other.max_abs == 0.0  # compared over the four samples both runs have
+
+
 def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     arm = flexfmu.load_arm(SUBUDHI)
     heavier = dataclasses.replace(arm, links=tuple(
@@ -75,11 +88,25 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     assert data == json.loads(json.dumps(report))
     markdown = (tmp_path / "report.md").read_text()
     (case,) = data["cases"]
-    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "pythonfmu-cs"}
-    assert len(case["comparisons"]) == 6 * len(load_scenario("bang_bang").compared(example_model("subudhi_morris_2link")))
+    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me", "pythonfmu-cs"}
+    compared = load_scenario("bang_bang").compared(example_model("subudhi_morris_2link"))
+    assert len(case["comparisons"]) == 15 * len(compared)  # every pair of the six runs
+    pairs = {}
     for c in case["comparisons"]:
-        assert f"| {c['first']} vs {c['second']} | {c['output']} | {c['max_abs']:.3e} |" in markdown
+        pairs.setdefault(f"{c['first']} vs {c['second']}", []).append(c)
+    assert len(pairs) == 15
+    for pair, rows in pairs.items():
+        worst = max(rows, key=lambda c: c["max_abs"] / c["tolerance"])
+        assert f"| {pair} | {worst['output']} | {worst['max_abs']:.2e} {worst['unit']} | " \
+               f"{worst['tolerance']:.1e} {worst['unit']} ({worst['bound']}) |" in markdown
+    # the native and the Python-backed FMU run one fixed-step scheme: held to round-off, not to the scenario
+    assert {c["bound"] for c in pairs["native-cs vs pythonfmu-cs"]} == {"round-off"}
+    assert all(c["tolerance"] <= 1e-9 for c in pairs["native-cs vs pythonfmu-cs"])
+    assert {c["bound"] for c in pairs["reference vs native-cs"]} == {"scenario"}
+    for name, value in case["figures"].items():
+        assert f"| {name} | {value:.3g} |" in markdown
     assert (tmp_path / case["plot"]).stat().st_size > 20_000
+    assert (tmp_path / case["scenario_plot"]).stat().st_size > 20_000
     assert ("PASS" in markdown) == data["passed"]
 
 

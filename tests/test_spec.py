@@ -131,6 +131,13 @@ def test_example_loads_into_expected_dataclasses(tmp_path):
     assert arm.payload == Payload(mass=0.1, inertia=0.005)
 
 
+def test_documented_ranges_are_the_checked_ones():
+    from flexfmu.spec.ranges import table
+
+    docs = Path(__file__).parents[1] / "docs" / "spec.md"
+    assert table() in docs.read_text(encoding="utf-8")
+
+
 def test_documented_example_is_the_tested_one(tmp_path):
     docs = Path(__file__).parents[1] / "docs" / "spec.md"
     text = docs.read_text(encoding="utf-8").split("## Complete example", 1)[1]
@@ -268,10 +275,10 @@ def test_several_errors_are_all_reported_with_path_and_value(tmp_path):
     error = info.value
     assert error.problems == [
         "gravity[2] must be a number, got 'down' (string)",
-        "link[2].length must be > 0, got -0.4",
+        "link[2].length must be in [0.001, 100] m, got -0.4",
         "link[2].modes.count must be an integer 1..20, got 0",
         "lumped_mass[1].position must be in [0, 1], got 1.5",
-        "payload.mass must be >= 0, got -2.0",
+        "payload.mass must be in [0, 1e+06] kg, got -2.0",
     ]
     lines = str(error).splitlines()
     assert lines[0] == f"{path}: 5 problems in the arm specification:"
@@ -350,8 +357,8 @@ def test_link_array_required_and_non_empty():
     [
         ("length", "long", "link[1].length must be a number, got 'long' (string)"),
         ("length", True, "link[1].length must be a number, got True (boolean)"),
-        ("mass", 0, "link[1].mass must be > 0, got 0"),
-        ("inertia", -1e-3, "link[1].inertia must be >= 0, got -0.001"),
+        ("mass", 0, "link[1].mass must be in [1e-06, 1e+06] kg, got 0"),
+        ("inertia", -1e-3, "link[1].inertia must be in [1e-15, 1e+08] kg.m2, got -0.001"),
         ("com", [0.1], "link[1].com must be a list of 2 numbers, got [0.1] (1 item)"),
         ("com", [0.1, math.inf], "link[1].com[2] must be finite, got inf"),
         ("kind", "elastic", "link[1].kind must be one of 'rigid', 'flexible', got 'elastic'"),
@@ -403,12 +410,12 @@ def test_modes_count_and_damping_checks():
     assert single_problem(flexible(family="clamped-free", count=21)) == (
         "link[1].modes.count must be an integer 1..20, got 21")
     assert single_problem(flexible(family="clamped-free", count=2, damping_ratio=1.0)) == (
-        "link[1].modes.damping_ratio must be >= 0 and < 1, got 1.0")
+        "link[1].modes.damping_ratio must be in [0, 1), got 1.0")
     assert single_problem(flexible(family="clamped-free", count=2, damping_ratio=[0.1])) == (
         "link[1].modes.damping_ratio must have 2 values (one per mode), got [0.1] (1 value)")
     assert single_problem(
         flexible(family="clamped-free", count=2, damping_coefficient=[0.1, -1])) == (
-        "link[1].modes.damping_coefficient[2] must be >= 0, got -1")
+        "link[1].modes.damping_coefficient[2] must be in [0, 1e+06] N.s/m, got -1")
 
 
 def test_family_specific_modes_keys():
@@ -458,14 +465,14 @@ def test_joint_rules():
     data["link"][0]["joint"] = {"kind": "flexible", "spring_damping": -1, "gear_ratio": 0}
     assert problems_of(data) == [
         "link[1].joint.stiffness is required for a flexible joint (must be > 0)",
-        "link[1].joint.spring_damping must be >= 0, got -1",
+        "link[1].joint.spring_damping must be in [0, 1e+06] N.m.s/rad, got -1",
         "link[1].joint.rotor_inertia is required for a flexible joint (must be > 0)",
-        "link[1].joint.gear_ratio must be > 0, got 0",
+        "link[1].joint.gear_ratio must be in [0.01, 10000], got 0",
     ]
     data["link"][0]["joint"] = {"stiffness": 10.0, "coulomb_velocity": 0}
     assert problems_of(data) == [
         'link[1].joint.stiffness is only allowed for a flexible joint (kind = "flexible")',
-        "link[1].joint.coulomb_velocity must be > 0, got 0",
+        "link[1].joint.coulomb_velocity must be in [1e-06, 1000] rad/s, got 0",
     ]
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
+from flexfmu.targets.export import can_write_in
 
 
 class UsageError(FlexfmuError):
@@ -50,10 +50,28 @@ def output_folder(option: str, path: str) -> Path:
         if candidate.exists():
             if not candidate.is_dir():
                 raise UsageError(f"{option} {path!r}: {str(candidate)!r} is a file, not a folder")
-            if not os.access(candidate, os.W_OK | os.X_OK):
+            if not can_write_in(candidate):
                 raise UsageError(f"{option} {path!r}: {str(candidate)!r} is not writable")
             return folder
     return folder
+
+
+def add_campaign(parser) -> None:
+    """--workers and --scheduler: where the tasks of a campaign run (see flexfmu.harness.campaign)."""
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes of the local Dask cluster (default: one per core; 0: run serially "
+                             "in this process)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786)")
+
+
+def campaign_settings(args):
+    """The CampaignSettings of ``args`` (parsed with :func:`add_campaign`)."""
+    from flexfmu.harness.campaign import CampaignSettings
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers must be >= 0, got {args.workers}")
+    return CampaignSettings(args.workers, args.scheduler)
 
 
 def positive(option: str, value: float) -> float:

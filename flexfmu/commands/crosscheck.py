@@ -3,13 +3,14 @@
 Runs the reference, the native FMU (co-simulation and model exchange), the
 Python-backed FMU and, in closed loop, a controller FMU; compares every pair
 on the scenario's outputs; writes report.json, report.md and PNG plots into
-DIR; exits 1 when a comparison is outside its tolerance.
+DIR; exits 1 when a comparison is outside its tolerance. With ``--all`` (or
+``--workers``/``--scheduler``) every run is a task on a Dask cluster.
 """
 
 from __future__ import annotations
 
 
-from flexfmu.commands._common import UsageError, add_arm, add_out, positive
+from flexfmu.commands._common import UsageError, add_arm, add_campaign, add_out, campaign_settings, positive
 
 
 def add_parser(sub) -> None:
@@ -20,6 +21,7 @@ def add_parser(sub) -> None:
     parser.add_argument("--all", action="store_true", help="every example arm with its scenarios")
     add_out(parser, "out/crosscheck")
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenarios to this many seconds")
+    add_campaign(parser)
     parser.set_defaults(run=run)
 
 
@@ -44,11 +46,22 @@ def run(args) -> int:
         for scenario in names:
             load_scenario(scenario)
         cases = [(arm_file, scenario) for scenario in names]
-    report = crosscheck(cases, args.out, duration)
+    # --all is a campaign on Dask workers; one arm runs here unless --workers or --scheduler says otherwise
+    campaign = campaign_settings(args)
+    if not args.all and args.workers is None and args.scheduler is None or campaign.serial:
+        campaign = None
+    report = crosscheck(cases, args.out, duration, campaign)
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
     for case in report["cases"]:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
         print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
-    print(f"{'PASS' if not failed else 'FAIL'}: {len(failed)} failed comparison(s); report in {args.out}/report.md "
-          f"({report['wall_time_s']:.0f} s)")
-    return 1 if failed else 0
+        left = {run: summary["left_at"] for run, summary in (case["envelope"] or {"runs": {}})["runs"].items()
+                if summary["left_at"] is not None}
+        if left:
+            print("  left the validity envelope: " + ", ".join(f"{run} at t = {t:.4g} s" for run, t in left.items()))
+        for name, message in case["errors"].items():
+            print(f"{case['arm']}/{case['scenario']}: run {name} failed: {message}")
+    errors = sum(len(case["errors"]) for case in report["cases"])
+    print(f"{'PASS' if report['passed'] else 'FAIL'}: {len(failed)} failed comparison(s), {errors} failed run(s); "
+          f"report in {args.out}/report.md ({report['wall_time_s']:.0f} s)")
+    return 0 if report["passed"] else 1

@@ -1,9 +1,13 @@
 """``flexfmu export ARM -o OUT [--target NAME]``: an FMU (or other artefact) of an arm.
 
 The targets come from ``flexfmu.targets.TARGETS``: the native FMI 2.0 FMU
-(co-simulation and model exchange, compiled C) by default, or a Python-backed
-FMU (``--target pythonfmu``), a desktop cross-check that needs Python with
-flexfmu where it is imported. Options a target does not use are refused.
+(co-simulation and model exchange, compiled C) by default, the same as FMI 3.0
+(``--fmi-version 3``), a Simulink S-function and MEX folder (``--target
+sfunction``), or a Python-backed FMU (``--target pythonfmu``), a desktop
+cross-check that needs Python with flexfmu where it is imported. Options a
+target does not use are refused. A native FMU holds a binary for every
+platform whose compiler is present (``--platforms`` chooses); the message
+says which were built and which skipped, and why.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import argparse
 from flexfmu.commands._common import UsageError, add_arm
 from flexfmu.targets import DEFAULT_TARGET, TARGETS
 
-FMI_VERSIONS = {"2": "fmi2"}  # --fmi-version -> target, for the versions that exist
+FMI_VERSIONS = {"2": "fmi2", "3": "fmi3"}  # --fmi-version -> target
 # options that are settings: (attribute, flag, ExportSettings field)
 SETTING_FLAGS = (("interface", "--interface", "interface"), ("integrator", "--integrator", "integrator"),
                  ("step", "--step", "internal_step"), ("communication_step", "--communication-step",
                                                        "communication_step"),
-                 ("stop_time", "--stop-time", "stop_time"))
+                 ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"),
+                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"))
 
 
 def add_parser(sub) -> None:
@@ -38,9 +43,26 @@ def add_parser(sub) -> None:
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,
-                        help="default communication step in s, a multiple of the internal step (default: 0.001)")
+                        help="default communication step in s; any step works, the default internal step divides "
+                             "this one (default: 0.001)")
     parser.add_argument("--stop-time", type=float, default=None, help="default stop time in s (default: 5)")
+    parser.add_argument("--platforms", type=_platforms, default=None,
+                        help="binaries to build, e.g. linux64,win64 (default: every platform whose compiler is "
+                             "present)")
+    parser.add_argument("--allow-unstable-step", action="store_true", default=None,
+                        help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
+                             "(refused otherwise; the model description records it)")
     parser.set_defaults(run=run)
+
+
+def _platforms(text: str) -> tuple[str, ...]:
+    from flexfmu.targets.export import ExportError
+    from flexfmu.targets.platforms import parse_platforms
+
+    try:
+        return parse_platforms(text)
+    except ExportError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def chosen_target(args) -> str:
@@ -77,9 +99,15 @@ def run(args) -> int:
     model = build_model(load_arm(arm_file))
     report = export(model, args.output, settings, name, arm_file)
     details = [name]
+    if "interface" in target.settings:
+        details.append(settings.interface)
     if report.internal_step is not None:
-        details += [settings.interface, f"{report.integrator}, internal step {report.internal_step:.6g} s",
+        details += [f"{report.integrator}, internal step {report.internal_step:.6g} s",
                     f"highest frequency {report.omega_max:.1f} rad/s"]
     timing = f" (codegen {report.codegen_s:.2f} s, compile {report.compile_s:.2f} s)" if report.compile_s else ""
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")
+    if report.platforms:
+        print(f"binaries: {', '.join(report.platforms)}")
+    for platform, why in report.skipped_platforms.items():
+        print(f"skipped {platform}: {why}")
     return 0

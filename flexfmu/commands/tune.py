@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from flexfmu.commands._common import UsageError, add_arm, add_out, positive
+from flexfmu.commands._common import UsageError, add_arm, add_campaign, add_out, campaign_settings, positive
 
 
 def add_parser(sub) -> None:
@@ -25,7 +25,39 @@ def add_parser(sub) -> None:
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenario to this many seconds")
     parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
                         help="the FMU's integrator, which the tuning discretisation follows (default: %(default)s)")
+    parser.add_argument("--limit", action="append", default=None, metavar="TERM=VALUE",
+                        help="upper bound on a cost term (tracking, vibration, effort): a number (unweighted, in "
+                             "rad^2 s, m^2 s, (N m)^2 s) or 'before' (its value with the scenario's gains); "
+                             "repeatable; default tracking=before; 'none' for no limit")
+    parser.add_argument("--starts", type=int, default=1,
+                        help="starting points (the scenario's gains, then random ones), run as a campaign on Dask "
+                             "(default: %(default)s)")
+    add_campaign(parser)
     parser.set_defaults(run=run)
+
+
+def parse_limits(texts: list[str] | None) -> dict | None:
+    """--limit values -> {term: number or 'before'}; None for the default limits, {} for 'none'."""
+    from flexfmu.control.cost import TERMS
+
+    if texts is None:
+        return None
+    if texts == ["none"]:
+        return {}
+    limits = {}
+    for text in texts:
+        term, sep, value = text.partition("=")
+        term, value = term.strip(), value.strip()
+        if not sep or term not in TERMS:
+            raise UsageError(f"--limit {text!r}: expected TERM=VALUE with TERM one of {', '.join(TERMS)}")
+        if value == "before":
+            limits[term] = value
+        else:
+            try:
+                limits[term] = positive(f"--limit {term}", float(value))
+            except ValueError:
+                raise UsageError(f"--limit {text!r}: VALUE must be a number > 0 or 'before'") from None
+    return limits
 
 
 def run(args) -> int:
@@ -49,11 +81,19 @@ def run(args) -> int:
         shown = " ".join(f"{name}={value:.5g}" for name, value in gains.items())
         print(f"  iteration {iteration:3d}/{total}  J = {cost:.6g}  {shown}", flush=True)
 
+    if args.starts < 1:
+        raise UsageError(f"--starts must be >= 1, got {args.starts}")
     check = tune_on_fmu(model, scenario, names, args.out, weights, args.integrator, args.max_iterations,
-                        progress, announce=lambda text: print(text, flush=True))
+                        progress, announce=lambda text: print(text, flush=True), limits=parse_limits(args.limit),
+                        starts=args.starts, campaign=campaign_settings(args))
+    for term in check.terms_before:
+        print(f"  {term}: {check.terms_before[term]:.4g} -> {check.terms_after[term]:.4g} on the FMU"
+              + (f" (limit {check.limits[term]:.4g})" if term in check.limits else ""))
     print(f"cost {check.fmu_cost_before:.6g} -> {check.fmu_cost_after:.6g} on the FMU (optimiser: "
           f"{check.predicted_cost_before:.6g} -> {check.predicted_cost_after:.6g}, largest difference "
           f"{check.fmu_vs_prediction_relative:.2e} relative, allowed {AGREEMENT:g})")
+    if not check.limits_kept:
+        print("a limit is not kept on the FMU")
     print(f"{'PASS' if check.passed else 'FAIL'}: tuned gains {json.dumps(check.gains_after)}; "
           f"report in {args.out}/report.md")
     return 0 if check.passed else 1

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from flexfmu.control.cost import CostWeights, cost_signals, stage_cost
+from flexfmu.control.cost import TERMS, CostWeights, cost_signals, stage_terms, unit_weights, weight_vector
 from flexfmu.control.laws import ControlLaw
 from flexfmu.integrate import default_internal_step, highest_frequency, step_function
 
@@ -108,11 +108,15 @@ class ClosedLoop:
         self.x0 = np.asarray(x0, float)
         self._dynamics = model.compiled
         self.references = np.array([np.concatenate(reference(t)) for t in self.time]).T
-        sample = self._sample_function(weights, step_function(self._dynamics, integrator), substeps)
-        self.run_function, self._gradient = self._run_functions(sample, len(self.time))
+        self.weights = weights
+        sample = self._sample_function(step_function(self._dynamics, integrator), substeps)
+        self._run, self._gradient = self._run_functions(sample, len(self.time))
+        x0s, R, g, pc = (ca.MX.sym(name, self._run.size_in(k)) for k, name in enumerate(("x0", "R", "gains", "pc")))
+        self.run_function = ca.Function("closed_loop", [x0s, R, g, pc],
+                                        self._run(x0s, R, g, pc, weight_vector(weights)))
 
-    def _sample_function(self, weights, step, substeps) -> ca.Function:
-        """(x_k, r_k, gains, pc) -> (x_k+1, l_k, u_k) as one expanded SX graph."""
+    def _sample_function(self, step, substeps) -> ca.Function:
+        """(x_k, r_k, gains, pc, w) -> (x_k+1, l_k, u_k) as one expanded SX graph, w the cost weights."""
         model, law = self.model, self.law
         n, nj, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
         x, r = ca.SX.sym("x", 2 * n), ca.SX.sym("r", 3 * nj)
@@ -124,33 +128,35 @@ class ClosedLoop:
         if ca.depends_on(ca.vertcat(measured, signals), qdd):
             raise ValueError("the law measures an acceleration; sampled laws read positions and rates only")
         u = law.function(measured, r, gains)
-        term = stage_cost(model, weights, self.sample_step)(signals, r[:nj], u)
+        w = ca.SX.sym("w", len(TERMS))
+        term = ca.dot(w, stage_terms(model, self.sample_step)(signals, r[:nj], u))
         x_next = x
         for _ in range(substeps):
             x_next = step(x_next, u, pc, self.internal_step)
-        return ca.Function("sample", [x, r, gains, pc], [x_next, term, u]).expand()
+        return ca.Function("sample", [x, r, gains, pc, w], [x_next, term, u]).expand()
 
     def _run_functions(self, sample: ca.Function, count: int):
-        """The forward run and the adjoint gradient as Functions of (x0, R, gains, pc)."""
+        """The forward run and the adjoint gradient as Functions of (x0, R, gains, pc, w)."""
         nx, ng = sample.size1_in(0), sample.size1_in(2)
         x0, R = ca.MX.sym("x0", nx), ca.MX.sym("R", sample.size1_in(1), count)
-        gains, pc = ca.MX.sym("gains", ng), ca.MX.sym("pc", sample.size1_in(3))
+        gains, pc, w = ca.MX.sym("gains", ng), ca.MX.sym("pc", sample.size1_in(3)), ca.MX.sym("w", len(TERMS))
         forward = sample.mapaccum("run", count, [0], [0])
-        X, L, U = forward(x0, R, ca.repmat(gains, 1, count), ca.repmat(pc, 1, count))
+        X, L, U = forward(x0, R, ca.repmat(gains, 1, count), ca.repmat(pc, 1, count), ca.repmat(w, 1, count))
         states = ca.horzcat(x0, X[:, :-1])
-        run = ca.Function("closed_loop", [x0, R, gains, pc], [states, L, U])
+        run = ca.Function("closed_loop", [x0, R, gains, pc, w], [states, L, U])
 
         # one sample's vector-Jacobian product: (lambda_k+1, gain adjoint so far) -> (lambda_k, ...)
-        xs, rs, gs, ps = (ca.SX.sym(name, sample.size1_in(k)) for k, name in enumerate(("x", "r", "g", "p")))
+        xs, rs, gs, ps, ws = (ca.SX.sym(name, sample.size1_in(k)) for k, name in enumerate(("x", "r", "g", "p", "w")))
         carry = ca.SX.sym("carry", nx + ng)
-        x_next, term, _ = sample(xs, rs, gs, ps)
+        x_next, term, _ = sample(xs, rs, gs, ps, ws)
         vjp = ca.jtimes(ca.vertcat(x_next, term), ca.vertcat(xs, gs), ca.vertcat(carry[:nx], 1), True)
-        adjoint = ca.Function("adjoint", [carry, xs, rs, gs, ps], [vjp + ca.vertcat(ca.DM.zeros(nx), carry[nx:])],
-                              {"cse": True}).mapaccum("adjoint_run", count)
+        adjoint = ca.Function("adjoint", [carry, xs, rs, gs, ps, ws],
+                              [vjp + ca.vertcat(ca.DM.zeros(nx), carry[nx:])], {"cse": True}).mapaccum("adjoint_run",
+                                                                                                       count)
         backwards = list(range(count - 1, -1, -1))
         sweep = adjoint(ca.DM.zeros(nx + ng), states[:, backwards], R[:, backwards],
-                        ca.repmat(gains, 1, count), ca.repmat(pc, 1, count))
-        gradient = ca.Function("closed_loop_gradient", [x0, R, gains, pc], [ca.sum2(L), sweep[nx:, -1]])
+                        ca.repmat(gains, 1, count), ca.repmat(pc, 1, count), ca.repmat(w, 1, count))
+        gradient = ca.Function("closed_loop_gradient", [x0, R, gains, pc, w], [ca.sum2(L), sweep[nx:, -1]])
         return run, gradient
 
     def parameters_with_constants(self, p=None) -> np.ndarray:
@@ -159,16 +165,27 @@ class ClosedLoop:
         p = self.model.nominal_parameters if p is None else np.asarray(p, float)
         return np.concatenate([p, np.array(self._dynamics.constants(p)).ravel()])
 
-    def run(self, gains, p=None) -> ClosedLoopRun:
-        """Simulate with ``gains`` (in the law's gain order) and plant parameters ``p``."""
-        X, L, U = self.run_function(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p))
+    def _weights(self, weights) -> np.ndarray:
+        return weight_vector(self.weights if weights is None else weights)
+
+    def run(self, gains, p=None, weights: CostWeights | None = None) -> ClosedLoopRun:
+        """Simulate with ``gains`` (in the law's gain order) and plant parameters ``p``; the stage costs
+        with ``weights`` (the loop's when None)."""
+        X, L, U = self._run(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p),
+                            self._weights(weights))
         return ClosedLoopRun(self.time, np.array(X).T, np.array(U).T, np.array(L).ravel())
 
-    def cost(self, gains, p=None) -> float:
-        """J of a run with ``gains`` (in the law's gain order) and plant parameters ``p`` (nominal when None)."""
-        return self.run(gains, p).cost
+    def cost(self, gains, p=None, weights: CostWeights | None = None) -> float:
+        """J of a run with ``gains`` (in the law's gain order), plant parameters ``p`` (nominal when None)
+        and ``weights`` (the loop's when None)."""
+        return self.run(gains, p, weights).cost
 
-    def cost_and_gradient(self, gains, p=None) -> tuple[float, np.ndarray]:
+    def terms(self, gains, p=None) -> dict[str, float]:
+        """The unweighted terms of J (tracking in rad^2 s, vibration in m^2 s, effort in (N m)^2 s) of a
+        run with ``gains`` and plant parameters ``p`` (nominal when None), by name."""
+        return {name: self.cost(gains, p, unit_weights(name)) for name in TERMS}
+
+    def cost_and_gradient(self, gains, p=None, weights: CostWeights | None = None) -> tuple[float, np.ndarray]:
         """J and dJ/dgains, by the adjoint sweep.
 
         Parameters
@@ -177,11 +194,14 @@ class ClosedLoop:
             The law's gains, in its gain order.
         p : array, optional
             Plant parameters (the model's nominal ones when None).
+        weights : CostWeights, optional
+            The cost's weights (the loop's when None); ``unit_weights(term)`` gives one term alone.
 
         Returns
         -------
         tuple of (float, numpy.ndarray)
             The cost J and its gradient with respect to ``gains``.
         """
-        J, dJ = self._gradient(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p))
+        J, dJ = self._gradient(self.x0, self.references, np.asarray(gains, float), self.parameters_with_constants(p),
+                               self._weights(weights))
         return float(J), np.array(dJ).ravel()

@@ -72,6 +72,7 @@ class SampledController:
     law: ControlLaw
     gains: np.ndarray
     reference: object
+    _samples: dict = field(default_factory=dict, repr=False, compare=False)
     open_loop = False
 
     @property
@@ -83,4 +84,11 @@ class SampledController:
         return list(self.law.torques)
 
     def __call__(self, t: float, measured: np.ndarray) -> np.ndarray:
-        return self.law(measured, np.concatenate(self.reference(t)), self.gains)
+        return self.law(measured, self.reference_sample(t), self.gains)
+
+    def reference_sample(self, t: float) -> np.ndarray:
+        """r = [theta_d; dtheta_d; ddtheta_d] at ``t``, remembered: every run of a cross-check asks for
+        the same sample times."""
+        if t not in self._samples:
+            self._samples[t] = np.concatenate(self.reference(t))
+        return self._samples[t]

@@ -23,11 +23,13 @@ plant's parameters stay free, as a real controller's model would.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import casadi as ca
 import numpy as np
 import scipy.linalg
 
+from flexfmu.codegen.buffered import BufferedFunction
 from flexfmu.dynamics import metadata as md
 from flexfmu.errors import FlexfmuError
 
@@ -62,7 +64,11 @@ class ControlLaw:
     torques: list[str]
 
     def __call__(self, y, r, k) -> np.ndarray:
-        return np.array(self.function(y, r, k)).ravel()
+        return self._numeric(y, r, k)
+
+    @cached_property
+    def _numeric(self) -> BufferedFunction:
+        return BufferedFunction(self.function)
 
     def gain_vector(self, overrides: dict[str, float] | None = None) -> np.ndarray:
         """k at the default gains with the entries named in ``overrides`` replaced."""

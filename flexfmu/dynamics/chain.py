@@ -24,6 +24,7 @@ from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes import ModeSet, mode_set
 from flexfmu.spec.arm import Arm, FlexibleLink
+from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import FAMILIES
 
 
@@ -193,7 +194,13 @@ def distal_load(arm: Arm, link_index: int) -> tuple[float, float]:
 
 def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
     """Mode sets of every link of ``arm`` (None for rigid links) at its nominal values; a family with a tip
-    load gets the spec's tip mass and inertia, or else the :func:`distal_load`."""
+    load gets the spec's tip mass and inertia, or else the :func:`distal_load`.
+
+    Raises
+    ------
+    SpecError
+        Naming the link whose shapes cannot be built (a tip load so heavy that the frequency equation's
+        first root is out of reach, or a numerical failure of the shapes)."""
     sets = []
     for i, link in enumerate(arm.links):
         if not isinstance(link, FlexibleLink):
@@ -205,13 +212,12 @@ def link_mode_sets(arm: Arm) -> list[ModeSet | None]:
             tip_mass = load_mass if tip_mass is None else tip_mass
             tip_inertia = load_inertia if tip_inertia is None else tip_inertia
         rho_l = link.mass_per_length * link.length
-        sets.append(
-            mode_set(
-                link.modes,
-                tip_mass_ratio=(tip_mass or 0.0) / rho_l,
-                tip_inertia_ratio=(tip_inertia or 0.0) / (rho_l * link.length**2),
-            )
-        )
+        try:
+            sets.append(mode_set(link.modes, tip_mass_ratio=(tip_mass or 0.0) / rho_l,
+                                 tip_inertia_ratio=(tip_inertia or 0.0) / (rho_l * link.length**2)))
+        except (ValueError, ArithmeticError) as error:
+            raise SpecError([f"link[{i + 1}].modes: the mode shapes cannot be built: {error}"],
+                            f"arm {arm.name!r}") from None
     return sets
 
 

@@ -195,3 +195,37 @@ def _newton_correction(model, passes: _Passes, forces, structure, size: int) -> 
     correction = r - passes.solve(stiffened, ca.mtimes(h / 2 * D + h**2 / 4 * K, r))
     return ca.Function("newton_correction", [q, qd, v0, u, pc, h], [correction],
                        ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
+
+
+def graph_dynamics(model) -> CompiledDynamics:
+    """The C contract's Functions built from the Model's own graph (closed-form or energy M, h and B,
+    solved by LDL) instead of the articulated-body passes, with no constants (pc = p).
+
+    A fixed-step integrator (``flexfmu.integrate.step_function``) over these runs the FMU's discrete
+    system through a second implementation: the Python-backed FMU does, so that native vs
+    Python-backed compares two implementations of one scheme, which must agree to round-off.
+
+    Parameters
+    ----------
+    model : Model
+    """
+    n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
+    x, u, p, h = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar), ca.MX.sym("h")
+    q, qd, v0 = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("v0", n)
+    dx, du = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu)
+    xdot = model.state_derivative(x, u, p)
+    y = model.outputs(x[:n], x[n:], u, p)
+    K, D = model.structure_matrices(p)
+    stiff = h / 2 * D + h**2 / 4 * K
+    r = qd - v0 - h / 2 * model.forward_dynamics(q, qd, u, p)
+    correction = r - ca.solve(model.mass_matrix(q, p) + stiff, ca.mtimes(stiff, r), "ldl")
+    return CompiledDynamics(
+        constants=ca.Function("constants", [p], [ca.MX(0, 1)], ["p"], ["c"]),
+        state_derivative=ca.Function("state_derivative", [x, u, p], [xdot], ["x", "u", "pc"], ["xdot"]),
+        outputs=ca.Function("outputs", [x, u, p], [y], ["x", "u", "pc"], ["y"]),
+        directional=ca.Function("directional", [x, u, p, dx, du],
+                                [ca.jtimes(xdot, ca.vertcat(x, u), ca.vertcat(dx, du)),
+                                 ca.jtimes(y, ca.vertcat(x, u), ca.vertcat(dx, du))]),
+        newton_correction=ca.Function("newton_correction", [q, qd, v0, u, p, h], [correction],
+                                      ["q", "qd", "v0", "u", "pc", "h"], ["dw"]),
+    )

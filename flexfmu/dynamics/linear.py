@@ -78,3 +78,46 @@ def natural_frequencies(model: Model, q0=None, p=None, locked=()) -> np.ndarray:
     lin = linearise(model, q0, p, locked)
     eigenvalues = scipy.linalg.eigvals(lin.K, lin.M).real
     return np.sort(np.sqrt(np.clip(eigenvalues, 0.0, None)))
+
+
+def held_frequencies(model: Model, pose, p=None, group: str = "joint_angle") -> np.ndarray:
+    """Natural frequencies (rad/s, ascending) with the encoders of ``group`` held at ``pose``.
+
+    A motor that holds its encoder (or a gear that does not back-drive) fixes the hub angle, which
+    for a chord-framed link is the joint coordinate plus a combination of the modes, not a
+    coordinate: the encoders are held as linear constraints C dq = 0 on the configuration. The arm
+    is linearised about the static equilibrium of the rest under gravity (found by Newton on the
+    constrained coordinates), where M and K = dh/dq are projected onto the null space of C.
+
+    Parameters
+    ----------
+    model : Model
+    pose : array
+        The held encoder angles, rad, one per joint.
+    p : array, optional
+        Parameters (nominal by default).
+    group : str
+        The output group of the held encoders (``"joint_angle"``: the hubs).
+    """
+    n = len(model.coordinates)
+    p = model.nominal_parameters if p is None else np.asarray(p, float)
+    q, qd = ca.SX.sym("q", n), ca.SX.sym("qd", n)
+    rows = [model.output_names.index(name) for name in model.outputs_of(group)]
+    encoders = model.kinematic_outputs(q, qd, ca.SX.zeros(n), p)[rows]
+    h = model.bias(q, ca.SX.zeros(n), p)
+    terms = ca.Function("held", [q], [ca.jacobian(encoders, q), h, ca.jacobian(h, q)])
+    q0 = np.zeros(n)
+    q0[model.coordinates_of("joint")] = pose
+    C = np.array(terms(q0)[0])
+    null = scipy.linalg.null_space(C)
+    z = np.zeros(null.shape[1])
+    for _ in range(50):
+        _, hz, Kz = (np.array(m) for m in terms(q0 + null @ z))
+        step = np.linalg.solve(null.T @ Kz @ null, null.T @ hz.ravel())
+        z -= step
+        if np.max(np.abs(step)) < 1e-14:
+            break
+    _, _, K = (np.array(m) for m in terms(q0 + null @ z))
+    M = np.array(model.mass_matrix(q0 + null @ z, p))
+    eigenvalues = scipy.linalg.eigvals(null.T @ K @ null, null.T @ M @ null).real
+    return np.sort(np.sqrt(np.clip(eigenvalues, 0.0, None)))

@@ -21,8 +21,10 @@ LINK_TIP = "link_tip"                                      # every link's deflec
 DEFLECTION = "deflection"                                  # each flexible link's tip deflection
 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "tip_acceleration"
 TWIST, STRETCH = "twist", "stretch"                        # spatial links: tip torsion angle, tip axial displacement
+ENVELOPE = "envelope"            # quantities bounded by the model's validity (a Signal.limit each)
+ENVELOPE_FLAG = "envelope_flag"  # 1 while any envelope quantity is beyond its limit, else 0
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, TWIST, STRETCH)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, TWIST, STRETCH, ENVELOPE, ENVELOPE_FLAG)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
 TORQUE = "torque"
@@ -69,6 +71,9 @@ class Signal:
     description : str
     link : int or None
         The 1-based link (or joint) it belongs to, if any.
+    limit : str or None
+        For an envelope quantity: the name of the parameter that bounds its magnitude (the model is valid
+        while ``|value| <= limit``); None otherwise.
     """
 
     name: str
@@ -76,6 +81,7 @@ class Signal:
     group: str
     description: str
     link: int | None = None
+    limit: str | None = None
 
 
 @dataclass(frozen=True)

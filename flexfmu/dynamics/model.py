@@ -24,6 +24,11 @@ from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.planar import PlanarChain
 from flexfmu.dynamics.spatial.chain import SpatialChain
 from flexfmu.spec.arm import Arm
+from flexfmu.spec.errors import SpecError
+
+# The smallest eigenvalue of the mass matrix at q = 0, scaled to a unit diagonal, that a Model may have:
+# below it, accelerations lose more than ten of double precision's sixteen digits.
+CONDITION_FLOOR = 1e-10
 
 
 class ModelGraph(Protocol):
@@ -218,6 +223,13 @@ def build_model(arm: Arm, method: str | None = None) -> Model:
     Returns
     -------
     Model
+
+    Raises
+    ------
+    SpecError
+        Naming the link at fault when the arm, although each of its numbers is in range, cannot be
+        simulated: mode shapes that cannot be built, or a mass matrix at q = 0 that is not positive definite
+        in double precision (masses and inertias too many orders of magnitude apart).
     """
     graph_class = GRAPHS[arm.kind]
     method = method or graph_class.METHODS[0]
@@ -242,8 +254,43 @@ def build_model(arm: Arm, method: str | None = None) -> Model:
         "state_derivative", [xm, um, pm],
         [ca.vertcat(xm[n:], forward(xm[:n], xm[n:], um, pm))], ["x", "u", "p"], ["xdot"],
     )
+    check_mass_matrix(arm, graph.layout, mass_matrix, np.array([row.value for row in graph.parameter_table]))
     return Model(
         arm=arm, method=method, layout=graph.layout, parameter_table=graph.parameter_table,
         input_table=graph.inputs, mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn,
         forward_dynamics=forward, state_derivative=state_derivative, _graph=graph,
     )
+
+
+def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.Function, p: np.ndarray) -> None:
+    """Raise a SpecError naming a link unless M(q = 0, ``p``) is finite and positive definite with room to
+    spare: its smallest eigenvalue, scaled to a unit diagonal (which keeps definiteness and removes the
+    units), must reach :data:`CONDITION_FLOOR`.
+
+    Parameters
+    ----------
+    arm : Arm
+        The arm (its name heads the message).
+    layout : tuple of Coordinate
+        What each coordinate is; the message names the link of the worst one.
+    mass_matrix : casadi.Function
+        (q, p) -> M.
+    p : numpy.ndarray
+        The nominal parameters.
+    """
+    M = np.array(mass_matrix(np.zeros(len(layout)), p))
+    diagonal = np.diag(M).copy()
+    bad = ~np.isfinite(diagonal) | ~(diagonal > 0) | ~np.isfinite(M).all(axis=1)
+    if bad.any():
+        worst, why = int(np.argmax(bad)), "has a zero, negative or non-finite diagonal entry"
+    else:
+        scale = 1.0 / np.sqrt(diagonal)
+        eigenvalues, vectors = np.linalg.eigh(M * np.outer(scale, scale))
+        if eigenvalues[0] >= CONDITION_FLOOR:
+            return
+        worst = int(np.argmax(np.abs(vectors[:, 0])))
+        why = f"is singular to double precision (smallest scaled eigenvalue {eigenvalues[0]:.2g})"
+    coordinate = layout[worst]
+    raise SpecError([f"link[{coordinate.link}]: the mass matrix at q = 0 {why} along {coordinate.name}: "
+                     f"the masses and inertias of the arm are too many orders of magnitude apart to simulate"],
+                    f"arm {arm.name!r}")

@@ -3,8 +3,9 @@
 Every physical quantity of the arm becomes an entry of the parameter vector p
 of the graphs, so an FMU can expose it and gradients can reach it. The order
 is fixed by the arm's structure (gravity, then link by link, then lumped
-masses, then payload), never by registration order, so names and indices are
-stable across rebuilds of the same arm. Geometry (lengths, centres of mass,
+masses, then payload, then the limits of the validity envelope), never by
+registration order, so names and indices are stable across rebuilds of the
+same arm. Geometry (lengths, centres of mass,
 positions along a link) is marked fixed: changing it while running would
 move bodies discontinuously.
 """
@@ -83,6 +84,23 @@ def arm_parameters(arm: Arm) -> list[Parameter]:
         Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link"),
         Parameter("payload.inertia", arm.payload.inertia, "kg.m2", "payload rotary inertia"),
     ]
+    return rows + envelope_parameters(arm)
+
+
+LINK_ENVELOPE, JOINT_ENVELOPE = "envelope.link_deflection", "envelope.joint_deflection"
+
+
+def envelope_parameters(arm: Arm) -> list[Parameter]:
+    """The limits of the model's validity envelope, for the flexible links and joints of ``arm`` (none if
+    it has neither): an assumed-mode beam is valid for small deflections and a joint spring is linear over a
+    small angle. 10 % of the length and 0.1 rad are the defaults (see docs/dynamics.md)."""
+    rows = []
+    if any(isinstance(link, FlexibleLink) for link in arm.links):
+        rows.append(Parameter(LINK_ENVELOPE, 0.1, "1", "validity envelope: largest tip deflection of a flexible "
+                                                       "link relative to its length"))
+    if any(link.joint.kind == "flexible" for link in arm.links):
+        rows.append(Parameter(JOINT_ENVELOPE, 0.1, "rad", "validity envelope: largest spring deflection of a "
+                                                          "flexible joint"))
     return rows
 
 

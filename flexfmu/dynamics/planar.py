@@ -53,7 +53,7 @@ class PlanarChain:
 
     def outputs(self, qdd: ca.SX) -> tuple[list[Signal], ca.SX]:
         """The output records and y(q, qd, qdd, p), given the symbol ``qdd`` for the accelerations."""
-        return output_expressions(self.coords, self.rows, self.bodies, self.q, self.qd, qdd)
+        return output_expressions(self.coords, self.rows, self.bodies, self.P, self.q, self.qd, qdd)
 
     def structure(self) -> tuple[ca.SX, ca.SX]:
         """Structural stiffness K and damping D (bending, joint springs;

@@ -2,9 +2,16 @@
 
 For every pair of runs and every compared output: the largest absolute
 difference, its RMS, and the largest difference relative to the signal's
-range (peak to peak in the first run of the pair). A comparison passes when
-the largest absolute difference is within the scenario's tolerance for that
-output.
+range (peak to peak in the first run of the pair), over the times both runs
+cover (a run may stop early: the Python-backed FMU runs a short horizon).
+
+What a comparison allows depends on the pair. Two runs of one fixed-step
+scheme (the native FMU and the Python-backed one, both RK4 at the same
+internal step) are two implementations of the same discrete system: they
+must agree to round-off, ``ROUND_OFF`` times the signal's peak magnitude
+(at least 1 in its unit). Any other pair differs by integration error and
+is held to the scenario's tolerance for that output, an absolute bound in
+the output's unit.
 """
 
 from __future__ import annotations
@@ -14,9 +21,15 @@ from itertools import combinations
 
 import numpy as np
 
+ROUND_OFF = 1e-10  # relative to max(1, peak magnitude), for runs of one fixed-step scheme
+SCENARIO, SAME_SCHEME = "scenario", "round-off"
+
 
 @dataclass(frozen=True)
 class Comparison:
+    """One pair of runs on one output: differences, and the absolute ``tolerance`` in ``unit`` that
+    ``max_abs`` must not exceed, of kind ``bound`` (``"scenario"`` or ``"round-off"``)."""
+
     first: str
     second: str
     output: str
@@ -24,6 +37,8 @@ class Comparison:
     rms: float
     relative_to_range: float
     tolerance: float
+    unit: str = ""
+    bound: str = SCENARIO
 
     @property
     def passed(self) -> bool:
@@ -34,17 +49,35 @@ class Comparison:
         return asdict(self) | {"passed": self.passed}
 
 
-def compare_runs(runs: dict, compared: list[tuple[str, float]]) -> list[Comparison]:
-    """All pairwise comparisons of ``runs`` ({label: Result}) on the
-    ``compared`` outputs, given as (name, largest allowed absolute difference)."""
+def compare_runs(runs: dict, compared: list[tuple[str, float]], schemes: dict | None = None,
+                 units: dict | None = None) -> list[Comparison]:
+    """All pairwise comparisons of ``runs`` on the ``compared`` outputs.
+
+    Parameters
+    ----------
+    runs : dict
+        {label: Result}; runs of different lengths are compared over the samples they share.
+    compared : list of (str, float)
+        Output names with the scenario's largest allowed absolute difference.
+    schemes : dict, optional
+        {label: fixed-step scheme or None}; two runs of one scheme are held to round-off.
+    units : dict, optional
+        {output: unit}, reported with each comparison.
+    """
+    schemes, units = schemes or {}, units or {}
     rows = []
     for (a, ra), (b, rb) in combinations(runs.items(), 2):
-        if len(ra.time) != len(rb.time) or not np.allclose(ra.time, rb.time, rtol=0, atol=1e-9):
+        count = min(len(ra.time), len(rb.time))
+        if not np.allclose(ra.time[:count], rb.time[:count], rtol=0, atol=1e-9):
             raise ValueError(f"runs {a!r} and {b!r} are not sampled at the same times")
+        same_scheme = schemes.get(a) is not None and schemes.get(a) == schemes.get(b)
         for output, tolerance in compared:
-            difference = np.asarray(rb[output]) - np.asarray(ra[output])
-            span = float(np.ptp(ra[output])) or 1.0
+            first, second = np.asarray(ra[output])[:count], np.asarray(rb[output])[:count]
+            difference = second - first
+            span = float(np.ptp(first)) or 1.0
             max_abs = float(np.max(np.abs(difference)))
-            rows.append(Comparison(a, b, output, max_abs, float(np.sqrt(np.mean(difference**2))),
-                                   max_abs / span, tolerance))
+            if same_scheme:
+                tolerance = ROUND_OFF * max(1.0, float(np.max(np.abs(first))))
+            rows.append(Comparison(a, b, output, max_abs, float(np.sqrt(np.mean(difference**2))), max_abs / span,
+                                   tolerance, units.get(output, ""), SAME_SCHEME if same_scheme else SCENARIO))
     return rows

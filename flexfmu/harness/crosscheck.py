@@ -1,34 +1,202 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
-Runs: the CasADi reference (CVODES, rtol 1e-10), the native C FMU through
-co-simulation and through model exchange (FMPy's CVode), the Python-backed
-FMU (co-simulation) and, for closed-loop scenarios, the native FMU driven by
-the scenario's controller exported as an FMU. Every pair is compared on the
-scenario's outputs; the report says which comparisons pass.
+The runs are rows of one table, :data:`RUNS`: the reference (the Model's
+graph integrated by compiled DOP853, ``flexfmu.harness.reference``), the
+native C FMU (FMI 2.0) by co-simulation and by model exchange (FMPy's CVode),
+the same model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU (the graph under the native FMU's fixed-step scheme, on a
+short horizon) and, for closed-loop scenarios, the native FMU driven by the
+scenario's controller exported as an FMU. Adding a run is one row: a name,
+the fixed-step scheme it integrates (runs of one scheme are compared to
+round-off, see ``flexfmu.harness.compare``), a function of the case setup,
+and optionally a shorter horizon. FMUs are built once per arm and settings
+(``flexfmu.harness.fmu_cache``), for this machine only: they run here. Every
+pair of runs is compared on the scenario's outputs; the report says which
+comparisons pass, and whether and when each run left the model's validity
+envelope (``flexfmu.harness.envelope``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+import numpy as np
 
 import flexfmu
 from flexfmu.control.scenario import load_scenario, scenarios_for
-from flexfmu.data import arm_names, resolve_arm
+from flexfmu.data import arm_names, resolve_arm, resolve_scenario
+from flexfmu.harness import fmu_cache
 from flexfmu.harness.compare import compare_runs
+from flexfmu.harness.envelope import envelope_outputs, envelope_summary
+from flexfmu.harness.figures import scenario_figures
+from flexfmu.harness.plots import plot_scenario
 from flexfmu.harness.progress import Progress
 from flexfmu.harness.reference import reference_run
 from flexfmu.harness.report import plot_file, plot_runs, write_report
 from flexfmu.harness.runner import FmuController, run_fmu
-from flexfmu.targets import export_fmu
-from flexfmu.targets.pythonfmu import export_controller_fmu, export_pythonfmu
 
-RUNS = ("reference", "native-cs", "native-me", "pythonfmu-cs", "controller-fmu")
+FMU_SCHEME = "fmu-step"  # the native FMU's fixed-step integrator and internal step
+PYTHONFMU_HORIZON = 1.0  # s: the Python-backed FMU is slow, and round-off agreement shows within a second
+
+
+def _native_fmu(target: str) -> Callable:
+    """The builder of the native FMU of ``target`` (fmi2, fmi3) of a case, for this machine."""
+    return lambda case: fmu_cache.native_fmu(case.fmu_arm or case.model.arm, target=target)
+
+
+def _python_fmu(case) -> Path:
+    if case.fmu_arm is not None:
+        raise ValueError("a perturbed arm is compared through the native FMU only")
+    return fmu_cache.python_fmu(case.arm_file, case.scenario.step)
+
+
+def _controllerfmu_file(case) -> Path:
+    return fmu_cache.controller_fmu(case.scenario_file)
+
+
+# FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.fmu_cache)
+FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu("fmi2"), "fmi3": _native_fmu("fmi3"),
+                                     "python": _python_fmu, "controller": _controllerfmu_file}
+PER_ARM = ("native", "fmi3")  # FMU kinds that depend on the arm only, not on the scenario
+
+
+@dataclass
+class CaseSetup:
+    """What every run of one case shares: the Model, scenario, controller, sample grid, start values,
+    recorded outputs, and the FMUs: shipped ones (``shipped``, by kind, as FmuFile) or built on first
+    use from the cache (:data:`FMU_BUILDERS`)."""
+
+    arm_file: Path
+    scenario_file: Path
+    scenario: object
+    model: object
+    controller: object
+    fmu_arm: object = None
+    shipped: dict = field(default_factory=dict)
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.scenario.grid()
+
+    @property
+    def record(self) -> list[str]:
+        """The compared outputs, then the validity envelope's quantities and flag."""
+        compared = [name for name, _ in self.scenario.compared(self.model)]
+        return list(dict.fromkeys(compared + envelope_outputs(self.model)))
+
+    def fmu(self, kind: str) -> Path:
+        """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for this case."""
+        if kind in self.shipped:
+            return self.shipped[kind].path()
+        return FMU_BUILDERS[kind](self)
+
+    def fmu_run(self, kind: str, interface: str, progress, horizon: float | None = None, controller=None):
+        """Run the FMU of ``kind`` through ``interface`` up to ``horizon`` s (all of the grid when None)
+        under ``controller`` (the scenario's when None), recording the compared outputs and reporting to
+        ``progress``."""
+        grid = self.grid if horizon is None else self.grid[self.grid <= horizon + 1e-9]
+        return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid, self.scenario.initial,
+                       interface, self.record, progress)
+
+
+def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=None,
+               shipped: dict | None = None) -> CaseSetup:
+    """The :class:`CaseSetup` of the scenario ``scenario_name`` (name or file) on the arm ``arm_path``
+    (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm`` and
+    ``shipped`` as for CaseSetup."""
+    scenario = load_scenario(scenario_name)
+    if duration is not None:
+        scenario = dataclasses.replace(scenario, duration=duration)
+    arm_file = resolve_arm(arm_path)
+    model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    return CaseSetup(arm_file, resolve_scenario(scenario_name), scenario, model, scenario.build_controller(model),
+                     fmu_arm, dict(shipped or {}))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One way of running a case.
+
+    Attributes
+    ----------
+    name : str
+        The run's label in reports.
+    scheme : str or None
+        The fixed-step scheme it integrates (runs of one scheme must agree to round-off); None for
+        variable-step runs.
+    execute : callable
+        (CaseSetup, progress, horizon) -> Result.
+    needs : tuple of str
+        The FMU kinds it runs (keys of :data:`FMU_BUILDERS`), built before it is timed.
+    horizon : float or None
+        Run only this many seconds (None: the scenario's duration).
+    applies : callable or None
+        CaseSetup -> whether the run belongs to the case (None: always).
+    """
+
+    name: str
+    scheme: str | None
+    execute: Callable
+    needs: tuple = ()
+    horizon: float | None = None
+    applies: Callable | None = None
+
+
+def _reference(case: CaseSetup, progress, horizon):
+    return reference_run(case.model, case.scenario, case.controller, progress=progress)
+
+
+def _native(interface: str, kind: str = "native"):
+    return lambda case, progress, horizon: case.fmu_run(kind, interface, progress, horizon)
+
+
+def _python(case: CaseSetup, progress, horizon):
+    return case.fmu_run("python", "cs", progress, horizon)
+
+
+def _controller_fmu(case: CaseSetup, progress, horizon):
+    with FmuController(case.fmu("controller"), case.controller.inputs, case.controller.outputs) as controller:
+        return case.fmu_run("native", "cs", progress, horizon, controller)
+
+
+RUNS: dict[str, Run] = {run.name: run for run in (
+    Run("reference", None, _reference),
+    Run("native-cs", FMU_SCHEME, _native("cs"), ("native",)),
+    Run("native-me", None, _native("me"), ("native",)),
+    Run("fmi3-cs", FMU_SCHEME, _native("cs", "fmi3"), ("fmi3",)),
+    Run("fmi3-me", None, _native("me", "fmi3"), ("fmi3",)),
+    Run("pythonfmu-cs", FMU_SCHEME, _python, ("python",), horizon=PYTHONFMU_HORIZON),
+    Run("controller-fmu", FMU_SCHEME, _controller_fmu, ("native", "controller"),
+        applies=lambda case: not case.controller.open_loop),
+)}
+
+
+def execute_run(case: CaseSetup, name: str) -> tuple:
+    """(Result, seconds) of the run ``name`` of :data:`RUNS` on ``case``, or (error message, None) if it
+    raised; the FMUs it needs are built (or taken from the cache) before the clock starts."""
+    run = RUNS[name]
+    try:
+        for kind in run.needs:
+            case.fmu(kind)
+        horizon = None if run.horizon is None or run.horizon >= case.scenario.duration else run.horizon
+        began = time.perf_counter()
+        result = run.execute(case, Progress(f"{case.model.arm.name}/{case.scenario.name}: {name}"), horizon)
+        return result, time.perf_counter() - began
+    except Exception as error:  # recorded in the report; the other runs go on
+        return f"{type(error).__name__}: {error}", None
+
+
+def case_runs(case: CaseSetup, runs=tuple(RUNS)) -> list[str]:
+    """The runs of ``runs`` that apply to ``case``, the reference first."""
+    return [name for name in ["reference", *(r for r in runs if r != "reference")]
+            if RUNS[name].applies is None or RUNS[name].applies(case)]
 
 
 def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = None,
-             fmu_arm=None, runs=RUNS) -> dict:
+             fmu_arm=None, runs=tuple(RUNS)) -> dict:
     """Run ``scenario_name`` on the arm and compare every pair of runs.
 
     Parameters
@@ -38,74 +206,163 @@ def run_case(arm_path, scenario_name: str, out: Path, duration: float | None = N
     scenario_name : str
         A scenario name or file (see :func:`flexfmu.control.scenario.load_scenario`).
     out : Path
-        Folder for the FMUs (in ``out/fmus``) and the plot.
+        Folder for the plots.
     duration : float, optional
         Overrides the scenario's duration, s.
     fmu_arm : Arm, optional
         Exports the FMUs from another arm than the reference uses: how tests
         show that the comparison catches a wrong FMU.
     runs : iterable of str
-        Which of :data:`RUNS` to make (the reference always runs).
+        Which runs of :data:`RUNS` to make (the reference always runs).
 
     Returns
     -------
     dict
-        The case's entry of the report: arm, scenario, seconds per run, comparisons and plot file.
+        The case's entry of the report (see :func:`assemble_case`).
     """
-    scenario = load_scenario(scenario_name)
-    if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
-    arm_file = resolve_arm(arm_path)
-    arm = flexfmu.load_arm(arm_file)
-    model = flexfmu.build_model(arm)
-    compared = scenario.compared(model)
-    controller = scenario.build_controller(model)
-    fmu_model = model if fmu_arm is None else flexfmu.build_model(fmu_arm)
-    fmus = out / "fmus"
-    fmus.mkdir(parents=True, exist_ok=True)
-    label = f"{arm.name}/{scenario.name}"
-    grid, start = scenario.grid(), scenario.initial
-    record = [name for name, _ in compared]
-    results, seconds = {}, {}
-
-    def timed(name, action):
-        began = time.perf_counter()
-        results[name] = action(Progress(f"{label}: {name}"))
-        seconds[name] = time.perf_counter() - began
-
-    timed("reference", lambda pr: reference_run(model, scenario, controller, progress=pr))
-    native = fmus / f"{arm.name}.fmu"
-    if {"native-cs", "native-me", "controller-fmu"} & set(runs):
-        export_fmu(fmu_model, native)
-    for name, interface in (("native-cs", "cs"), ("native-me", "me")):
-        if name in runs:
-            timed(name, lambda pr, i=interface: run_fmu(native, model, controller, grid, start, i, record, pr))
-    if "pythonfmu-cs" in runs:
-        if fmu_arm is not None:
-            raise ValueError("a perturbed arm is compared through the native FMU only")
-        python_fmu = export_pythonfmu(arm_file, fmus / f"{arm.name}_python.fmu", communication_step=scenario.step)
-        timed("pythonfmu-cs", lambda pr: run_fmu(python_fmu, model, controller, grid, start, "cs", record, pr))
-    if "controller-fmu" in runs and not controller.open_loop:
-        controller_path = export_controller_fmu(scenario.name, fmus / f"{scenario.name}_controller.fmu")
-        with FmuController(controller_path, controller.inputs, controller.outputs) as fmu_controller:
-            timed("controller-fmu",
-                  lambda pr: run_fmu(native, model, fmu_controller, grid, start, "cs", record, pr))
-
-    comparisons = compare_runs(results, compared)
-    plot = plot_file(arm.name, scenario.name)
-    plot_runs(results, record, "reference", out / plot, f"{label}: {scenario.description}")
-    return {"arm": arm.name, "scenario": scenario.name, "description": scenario.description,
-            "runs": seconds, "comparisons": [c.as_dict() for c in comparisons], "plot": plot}
+    case = case_setup(arm_path, scenario_name, duration, fmu_arm)
+    return assemble_case(case, {name: execute_run(case, name) for name in case_runs(case, runs)}, out)
 
 
-def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None) -> dict:
-    """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``; ``duration``, when
-    given, overrides every scenario's duration (s). Returns the report as a dict."""
+def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
+    """Compare, plot and summarise the runs of one case.
+
+    Parameters
+    ----------
+    case : CaseSetup
+    outcomes : dict
+        {run name: (Result, seconds) or (error message, None)}, as :func:`execute_run` returns.
+    out : Path
+        Folder for the plots.
+
+    Returns
+    -------
+    dict
+        arm, scenario, description, seconds and horizon per run, errors of runs that failed,
+        comparisons, the validity envelope (:func:`flexfmu.harness.envelope.envelope_summary`, None for a
+        rigid arm), the reference's figures (tracking, torques) and the plot files.
+    """
+    model, scenario = case.model, case.scenario
+    results = {name: result for name, (result, seconds) in outcomes.items() if seconds is not None}
+    errors = {name: message for name, (message, seconds) in outcomes.items() if seconds is None}
+    out.mkdir(parents=True, exist_ok=True)
+    units = dict(zip(model.output_names, model.output_units))
+    comparisons = compare_runs(results, scenario.compared(model), {name: RUNS[name].scheme for name in results},
+                               units)
+    label = f"{model.arm.name}/{scenario.name}"
+    entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
+             "runs": {name: outcomes[name][1] for name in results},
+             "horizons": {name: float(result.time[-1]) for name, result in results.items()},
+             "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
+             "envelope": envelope_summary(model, results, scenario.initial), "figures": {},
+             "plot": plot_file(model.arm.name, scenario.name),
+             "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
+    if "reference" in results:
+        compared = [name for name, _ in scenario.compared(model)]
+        plot_runs(results, compared, "reference", out / entry["plot"], f"{label}: {scenario.description}", units)
+        reference = None if case.controller.open_loop else scenario.reference(model)
+        plot_scenario(results["reference"], model, reference, out / entry["scenario_plot"],
+                      f"{label}: the reference run", case.controller.open_loop)
+        entry["figures"] = scenario_figures(results["reference"], model, reference)
+    return entry
+
+
+def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None = None, campaign=None,
+               runs=tuple(RUNS)) -> dict:
+    """Run every (arm file, scenario) case of ``cases`` and write the report into ``out``.
+
+    Parameters
+    ----------
+    cases : list of (Path, str)
+        The arm files with a scenario each.
+    out : Path
+        The report's folder.
+    duration : float, optional
+        Overrides every scenario's duration (s).
+    campaign : CampaignSettings, optional
+        Run the cases as a campaign on Dask workers (``flexfmu.harness.campaign``); in this process,
+        one after another, when None.
+    runs : iterable of str
+        Which runs of :data:`RUNS` to make (the reference always runs).
+
+    Returns
+    -------
+    dict
+        The report (as written to report.json).
+    """
     start = time.perf_counter()
-    results = [run_case(arm_path, scenario, out, duration) for arm_path, scenario in cases]
+    if campaign is None:
+        results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
+    else:
+        from flexfmu.harness.campaign import dask_client
+
+        with dask_client(campaign) as client:
+            results = crosscheck_on(client, cases, out, duration, runs=runs)
     return write_report(out, results, time.perf_counter() - start)
+
+
+def _remote_run(arm_file, scenario_file, duration, name: str, shipped: dict) -> tuple:
+    """execute_run in a worker: the case set up there, with the FMUs shipped to it."""
+    return execute_run(case_setup(arm_file, scenario_file, duration, shipped=shipped), name)
+
+
+def fmu_file(kind: str, arm_file, scenario_file, duration):
+    """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for the case of ``arm_file`` and
+    ``scenario_file`` (duration ``duration``), as an FmuFile to ship to workers; built in the process
+    that runs it, or taken from its cache."""
+    from flexfmu.harness.campaign import FmuFile
+
+    return FmuFile.of(case_setup(arm_file, scenario_file, duration).fmu(kind))
+
+
+def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: float | None = None,
+                  builds: dict | None = None, runs=tuple(RUNS)) -> list[dict]:
+    """The report entries of ``cases``, every run of every case a task on the dask ``client``.
+
+    Each FMU is built once, by a task, and shipped to the runs that need it. Runs go longest first
+    (model exchange), then the rest; comparisons and plots are made here.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+    cases : list of (Path, str)
+        The arm files with a scenario each.
+    out : Path
+        The report's folder.
+    duration : float, optional
+        Overrides every scenario's duration (s).
+    builds : dict, optional
+        {(kind, arm file, scenario file): future of an FmuFile}: builds already submitted (the demo's
+        validation shares its FMU); new builds are added to it.
+    runs : iterable of str
+        Which runs of :data:`RUNS` to make (the reference always runs).
+    """
+    builds = {} if builds is None else builds
+    setups = [case_setup(arm_file, scenario, duration) for arm_file, scenario in cases]
+    futures = []
+    for case in setups:
+        for name in case_runs(case, runs):
+            shipped = {}
+            for kind in RUNS[name].needs:
+                key = (kind, str(case.arm_file), str(case.scenario_file) if kind not in PER_ARM else "")
+                if key not in builds:
+                    builds[key] = client.submit(fmu_file, kind, case.arm_file, case.scenario_file, duration,
+                                                pure=False, priority=10)
+                shipped[kind] = builds[key]
+            futures.append(client.submit(_remote_run, case.arm_file, case.scenario_file, duration, name, shipped,
+                                         pure=False, priority=5 if name == "native-me" else 0))
+    outcomes = iter([_outcome(future) for future in futures])
+    return [assemble_case(case, {name: next(outcomes) for name in case_runs(case, runs)}, out) for case in setups]
 
 
 def all_cases() -> list[tuple[Path, str]]:
     """Every example arm with the scenarios written for it."""
     return [(resolve_arm(name), scenario) for name in arm_names() for scenario in scenarios_for(name)]
+
+
+def _outcome(future) -> tuple:
+    """A run's (Result, seconds), or (error message, None) when it or an FMU build it needs failed."""
+    try:
+        return future.result()
+    except Exception as error:  # e.g. the FMU build failed or the worker died
+        return f"{type(error).__name__}: {error}", None

@@ -128,3 +128,63 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_scenario(result, model, reference, path: str | Path, title: str, open_loop: bool) -> None:
+    """What the run does, for a controls engineer: a closed loop's desired and actual tip paths,
+    joint tracking error and tip distance from the desired path over time, and the applied torques;
+    an open loop's torques, joint angles, deflections and tip path.
+
+    Parameters
+    ----------
+    result : Result
+        The run (the reference), holding every output and input of ``model``.
+    model : Model
+        Names the signals.
+    reference : callable or None
+        t -> (theta_d, dtheta_d, ddtheta_d) of a closed loop.
+    path : str or Path
+        The image file to write.
+    title : str
+        The figure's title.
+    open_loop : bool
+        Whether the torques ignore the measurements (then ``reference`` is None).
+    """
+    from flexfmu.harness.figures import desired_tip, tracking_errors
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    t = result.time
+    x, y = model.outputs_of(TIP_POSITION)[:2]
+    path_ax, error_ax, tip_ax, torque_ax = axes.flat
+    if not open_loop:
+        desired = desired_tip(model, reference, t)
+        path_ax.plot(desired[:, 0], desired[:, 1], "k--", lw=1.2, label="desired (rigid kinematics of theta_d)")
+        joints, tip = tracking_errors(result, model, reference)
+        for j, name in enumerate(model.outputs_of(JOINT_ANGLE)):
+            error_ax.plot(t, 1e3 * joints[:, j], label=f"theta_d - {name}")
+        error_ax.set(ylabel="joint tracking error [mrad]", title="joint tracking error")
+        tip_ax.plot(t, 1e3 * tip, color="C3")
+        tip_ax.set(ylabel="distance [mm]", title="tip distance from the desired path")
+    else:
+        for name in model.outputs_of(JOINT_ANGLE) + model.outputs_of(MOTOR_ANGLE):
+            error_ax.plot(t, result[name], label=name)
+        error_ax.set(ylabel="angle [rad]", title="joint and motor angles")
+        for name in model.outputs_of(DEFLECTION):
+            tip_ax.plot(t, 1e3 * result[name], label=name)
+        tip_ax.set(ylabel="deflection [mm]", title="link tip deflections")
+    path_ax.plot(result[x], result[y], color="C0", lw=1.0, label="actual tip")
+    path_ax.plot(result[x][0], result[y][0], "o", color="C0", label="start")
+    path_ax.set(xlabel="x [m]", ylabel="y [m]", title="tip path", aspect="equal")
+    for name in model.inputs:
+        torque_ax.plot(t, result[name], label=name)
+    torque_ax.set(ylabel="torque [N m]", title="applied joint torques")
+    for ax in (error_ax, tip_ax, torque_ax):
+        ax.set_xlabel("time [s]")
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

@@ -1,17 +1,19 @@
-"""High-accuracy reference simulation of a Model with CasADi's CVODES.
+"""High-accuracy reference simulation of a Model (its graph, not the FMU's C).
 
 ``simulate_reference`` runs the Model under a function of time,
 ``reference_run`` under a scenario's controller, sampled and held as the
 FMU runners apply it (``flexfmu.harness.runner``).
 
 Inputs are held constant over each output interval (sample and hold, as a
-fixed-step co-simulation master applies them). CVODES is restarted wherever
-the held input changes: a multistep method carried across a jump of the
-right-hand side fails its error test. Runs of equal inputs are integrated in
-one go (one integrator per segment); when the input changes at nearly every
-sample, one integrator over a single interval is reused.
-``method="adams"`` is the non-dissipative choice for energy checks, ``"bdf"``
-the robust one for stiff arms.
+fixed-step co-simulation master applies them). Open loop, CVODES integrates
+each run of equal inputs in one go and is restarted where the held input
+changes (a multistep method carried across a jump of the right-hand side
+fails its error test); when the input changes at nearly every sample, one
+integrator over a single interval is reused. ``method="adams"`` is the
+non-dissipative choice for energy checks, ``"bdf"`` the robust one for stiff
+arms. In closed loop the input changes at every sample, and the compiled
+one-step DOP853 integrator of ``flexfmu.harness.compiled_reference`` runs
+the loop without restarts.
 """
 
 from __future__ import annotations
@@ -119,10 +121,15 @@ def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
     return Result(grid, names, units, np.hstack([states, u_grid, y]))
 
 
-def reference_run(model: Model, scenario, controller, p=None, progress=None) -> Result:
-    """A scenario's closed loop with the Model integrated by CVODES (rtol
-    1e-10), restarted at each sample (or once per constant stretch of an
-    open-loop input), the controller applied with sample and hold.
+def reference_run(model, scenario, controller, p=None, progress=None, rtol: float = 1e-10,
+                  atol: float = 1e-12) -> Result:
+    """A scenario's run of the Model, the controller applied with sample and hold.
+
+    Open loop, CVODES (BDF) integrates each stretch of constant input in one
+    go. In closed loop the compiled one-step DOP853 integrator
+    (``flexfmu.harness.compiled_reference``) runs every sample without a
+    restart; a sampled law is compiled into its loop, any other controller
+    (an FMU, a Python object) is called once per sample.
 
     Parameters
     ----------
@@ -135,26 +142,41 @@ def reference_run(model: Model, scenario, controller, p=None, progress=None) -> 
     p : array, optional
         Plant parameters (nominal by default).
     progress : callable, optional
-        Called as progress(done, total) after each sample of a closed loop.
+        Called as progress(done, total) as the samples of a closed loop are done.
+    rtol, atol : float
+        Relative and absolute tolerances of the integrator.
     """
+    from flexfmu.harness.compiled_reference import CompiledReference
+
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.coordinates)
     x0 = scenario.initial_state(model)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])
-        states = integrate_held(model, grid, x0, u_grid, p, 1e-10, 1e-12, "bdf")
+        states = integrate_held(model, grid, x0, u_grid, p, rtol, atol, "bdf")
         return labelled_result(model, grid, states, u_grid, p)
-    integrator = ca.integrator("closed_loop", "cvodes", reference_dae(model), 0.0, scenario.step,
-                               integrator_options(1e-10, 1e-12, "bdf"))
+    reference = CompiledReference(model, controller)
     measured_index = [model.output_names.index(name) for name in controller.inputs]
-    states, inputs = [x0], []
-    u = np.zeros(len(model.inputs))
-    for k, t in enumerate(grid):
-        y = np.array(model.outputs(states[-1][:n], states[-1][n:], u, p)).ravel()
-        u = np.asarray(controller(t, y[measured_index]), float)
-        inputs.append(u)
-        if k + 1 < len(grid):
-            states.append(integrator(x0=states[-1], p=np.concatenate([u, p]))["xf"].full().ravel())
-        if progress:
-            progress(k + 1, len(grid))
-    return labelled_result(model, grid, np.array(states), np.array(inputs), p)
+
+    def measure(x, u):
+        return np.array(model.outputs(x[:n], x[n:], u, p)).ravel()[measured_index]
+
+    count = len(grid) - 1
+    if reference.closed_loop:
+        references = np.array([controller.reference_sample(t) for t in grid[:-1]])
+        states, applied, _, _ = reference.run(scenario.step, count, x0, p, references=references,
+                                              gains=controller.gains, rtol=rtol, atol=atol, progress=progress)
+    else:
+        states, applied, h = [np.asarray(x0, float)], [], None
+        for k, t in enumerate(grid[:-1]):
+            u = np.asarray(controller(t, measure(states[-1], applied[-1] if applied else np.zeros(len(model.inputs)))),
+                           float)
+            xs, _, _, h = reference.run(scenario.step, 1, states[-1], p, inputs=u[None, :], rtol=rtol, atol=atol,
+                                        first_step=h)
+            states.append(xs[-1])
+            applied.append(u)
+            if progress:
+                progress(k + 1, count)
+        states, applied = np.array(states), np.array(applied)
+    last = np.asarray(controller(grid[-1], measure(states[-1], applied[-1])), float)
+    return labelled_result(model, grid, states, np.vstack([applied, last]), p)

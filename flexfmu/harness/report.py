@@ -12,6 +12,9 @@ from pathlib import Path
 
 import matplotlib
 
+from flexfmu.harness.compare import ROUND_OFF
+from flexfmu.harness.envelope import envelope_lines
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -20,7 +23,8 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name).strip("_")
 
 
-def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title: str) -> None:
+def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title: str,
+              units: dict | None = None) -> None:
     """Overlays (left) and differences from ``reference`` (right), one row per output.
 
     Parameters
@@ -35,15 +39,21 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
         The image file to write.
     title : str
         The figure's title.
+    units : dict, optional
+        {output: unit} for the axis labels.
     """
+    units = units or {}
     fig, axes = plt.subplots(len(outputs), 2, figsize=(13, 2.6 * len(outputs)), squeeze=False)
     for row, output in zip(axes, outputs):
+        unit = f" [{units[output]}]" if units.get(output) else ""
         for label, result in runs.items():
             row[0].plot(result.time, result[output], label=label, lw=1.0)
             if label != reference:
-                row[1].plot(result.time, result[output] - runs[reference][output], label=f"{label} - {reference}", lw=1.0)
-        row[0].set(ylabel=output)
-        row[1].set(ylabel=f"difference in {output}")
+                count = len(result.time)
+                row[1].plot(result.time, result[output] - runs[reference][output][:count],
+                            label=f"{label} - {reference}", lw=1.0)
+        row[0].set(ylabel=f"{output}{unit}")
+        row[1].set(ylabel=f"difference{unit}")
         for ax in row:
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
@@ -59,30 +69,58 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
     """Write report.json and report.md for ``cases`` into the folder ``out``
     (created if needed); return the JSON data.
 
-    Each case: {"arm", "scenario", "runs": {label: seconds}, "comparisons":
-    [Comparison.as_dict()], "plot": file name}. ``wall_time_s`` is the whole
-    cross-check's duration, s, reported as is.
+    Each case: {"arm", "scenario", "description", "runs": {label: seconds}, "horizons": {label: s},
+    "comparisons": [Comparison.as_dict()], "envelope": envelope summary or None, "figures": {name [unit]:
+    value}, "plot", "scenario_plot"}. ``wall_time_s`` is the whole cross-check's duration, s, reported as
+    is. The Markdown has one summary table per case (each pair's worst output against its tolerance), the
+    validity envelope and the case's figures; report.json has every output of every pair.
     """
     out.mkdir(parents=True, exist_ok=True)
-    passed = all(c["passed"] for case in cases for c in case["comparisons"])
+    passed = all(c["passed"] for case in cases for c in case["comparisons"]) and \
+        not any(case.get("errors") for case in cases)
     data = {"passed": passed, "wall_time_s": wall_time_s, "cases": cases}
     (out / "report.json").write_text(json.dumps(data, indent=2))
     lines = ["# flexfmu cross-validation", "",
-             f"Result: **{'PASS' if passed else 'FAIL'}** ({len(cases)} case(s), {wall_time_s:.1f} s wall time)", ""]
+             f"Result: **{'PASS' if passed else 'FAIL'}** ({len(cases)} case(s), {wall_time_s:.1f} s wall time).", "",
+             "Each row is a pair of runs and the output where they differ most relative to its tolerance. "
+             "A *scenario* tolerance bounds the largest absolute difference, in the output's unit (the "
+             "scenario file says why); a *round-off* tolerance bounds two runs of one fixed-step scheme (the "
+             f"native and the Python-backed FMU) at {ROUND_OFF:g} x max(1, peak |value|). Every output of every "
+             "pair is in report.json.", ""]
     for case in cases:
-        verdict = "PASS" if all(c["passed"] for c in case["comparisons"]) else "FAIL"
+        ok = all(c["passed"] for c in case["comparisons"]) and not case.get("errors")
+        verdict = "PASS" if ok else "FAIL"
+        runs = ", ".join(f"{k} ({v:.1f} s" + (f", first {case['horizons'][k]:g} s)" if case['horizons'][k]
+                                               < max(case['horizons'].values()) else ")")
+                         for k, v in case["runs"].items())
         lines += [f"## {case['arm']} / {case['scenario']}: {verdict}", "", case.get("description", ""), "",
-                  "Runs: " + ", ".join(f"{k} ({v:.1f} s)" for k, v in case["runs"].items()), "",
-                  "| pair | output | max abs | RMS | rel. to range | tolerance | |",
-                  "|---|---|---|---|---|---|---|"]
-        for c in case["comparisons"]:
-            lines.append(f"| {c['first']} vs {c['second']} | {c['output']} | {c['max_abs']:.3e} | {c['rms']:.3e} | "
-                         f"{c['relative_to_range']:.3e} | {c['tolerance']:.1e} | {'ok' if c['passed'] else '**FAIL**'} |")
-        lines += ["", f"![{case['scenario']}]({case['plot']})", ""]
+                  f"Runs: {runs}.", "", *envelope_lines(case.get("envelope"))]
+        lines += [f"Run **{name} failed**: {message}" for name, message in case.get("errors", {}).items()]
+        lines += ["",
+                  "| pair | worst output | max difference | tolerance | verdict |", "|---|---|---|---|---|"]
+        for pair, rows in _pairs(case["comparisons"]):
+            worst = max(rows, key=lambda c: c["max_abs"] / c["tolerance"])
+            unit = f" {worst['unit']}" if worst["unit"] else ""
+            ok = all(c["passed"] for c in rows)
+            lines.append(f"| {pair} | {worst['output']} | {worst['max_abs']:.2e}{unit} | "
+                         f"{worst['tolerance']:.1e}{unit} ({worst['bound']}) | {'PASS' if ok else '**FAIL**'} |")
+        lines += ["", "| what the reference run does | value |", "|---|---|"]
+        lines += [f"| {name} | {value:.3g} |" for name, value in case["figures"].items()]
+        lines += ["", f"![{case['scenario']}]({case['scenario_plot']})", "",
+                  f"![{case['scenario']}: runs and their differences]({case['plot']})", ""]
     (out / "report.md").write_text("\n".join(lines))
     return data
 
 
-def plot_file(arm: str, scenario: str) -> str:
-    """The plot's file name for the ``arm`` and ``scenario`` names (non-alphanumerics replaced by ``_``)."""
-    return f"{_slug(arm)}__{_slug(scenario)}.png"
+def _pairs(comparisons: list[dict]):
+    """("first vs second", rows) for each pair, in order of first appearance."""
+    pairs: dict[str, list] = {}
+    for c in comparisons:
+        pairs.setdefault(f"{c['first']} vs {c['second']}", []).append(c)
+    return pairs.items()
+
+
+def plot_file(arm: str, scenario: str, kind: str | None = None) -> str:
+    """The plot's file name for the ``arm`` and ``scenario`` names (non-alphanumerics replaced by ``_``),
+    with ``__kind`` before the suffix when ``kind`` is given."""
+    return f"{_slug(arm)}__{_slug(scenario)}{'__' + kind if kind else ''}.png"

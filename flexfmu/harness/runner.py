@@ -5,8 +5,10 @@ and its torques are held until t_k+1 (sample and hold; open-loop torques are
 a controller that ignores its measurements). The plant is either a
 co-simulation FMU stepped with doStep, or a model-exchange FMU integrated by
 FMPy's CVode and restarted at each sample, because the held input jumps
-there. The result is a labelled Result sampled on the grid, so it compares
-directly with the reference (``flexfmu.harness.reference``).
+there; FMI 2.0 and FMI 3.0 FMUs run the same way (an FMI 3 instance is driven
+through the FMI 2 method names, see :class:`Fmi3AsFmi2`). The result is a
+labelled Result sampled on the grid, so it compares directly with the
+reference (``flexfmu.harness.reference``).
 
 Every FMU is extracted into a temporary folder that is removed when the run
 ends, whatever happens.
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 import fmpy
 import numpy as np
 from fmpy.fmi2 import FMU2Model, FMU2Slave
+from fmpy.fmi3 import FMU3Model, FMU3Slave
 
 from flexfmu.harness.result import Result
 
@@ -38,14 +41,46 @@ def extracted(path):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Fmi3AsFmi2:
+    """An FMPy FMI 3.0 instance (FMU3Slave, FMU3Model) under the FMI 2.0 method names the runner calls
+    (getReal, setReal, doStep, getDerivatives); every other method is the instance's own."""
+
+    def __init__(self, fmu):
+        self._fmu = fmu
+
+    def __getattr__(self, name):
+        return getattr(self._fmu, name)
+
+    def getReal(self, vrs):
+        """The Float64 values of the value references ``vrs``."""
+        return self._fmu.getFloat64(vrs)
+
+    def setReal(self, vrs, values):
+        """Set the Float64 variables ``vrs`` to ``values``."""
+        self._fmu.setFloat64(vrs, values)
+
+    def doStep(self, t, h):
+        """One communication step of size ``h`` from ``t``."""
+        self._fmu.doStep(t, h)
+
+    def getDerivatives(self, derivatives, nx):
+        """Fill ``derivatives`` with the ``nx`` state derivatives."""
+        return self._fmu.getContinuousStateDerivatives(derivatives, nx)
+
+
 def _instantiate(md, folder, interface: str, name: str, start_values: dict):
-    """An initialised FMPy instance and its value references by name."""
+    """An initialised FMPy instance (FMI 2 names) and its value references by name."""
     description = md.coSimulation if interface == "cs" else md.modelExchange
-    cls = FMU2Slave if interface == "cs" else FMU2Model
+    fmi3 = md.fmiVersion.startswith("3")
+    cls = {("cs", False): FMU2Slave, ("me", False): FMU2Model, ("cs", True): FMU3Slave, ("me", True): FMU3Model}[
+        interface, fmi3]
     fmu = cls(guid=md.guid, unzipDirectory=folder, modelIdentifier=description.modelIdentifier, instanceName=name)
     vrs = {v.name: v.valueReference for v in md.modelVariables}
     fmu.instantiate()
-    fmu.setupExperiment(startTime=0.0)
+    if fmi3:
+        fmu = Fmi3AsFmi2(fmu)
+    else:
+        fmu.setupExperiment(startTime=0.0)
     if start_values:
         unknown = sorted(set(start_values) - set(vrs))
         if unknown:
@@ -54,6 +89,8 @@ def _instantiate(md, folder, interface: str, name: str, start_values: dict):
         fmu.setReal([vrs[n] for n in start_values], [float(v) for v in start_values.values()])
     fmu.enterInitializationMode()
     fmu.exitInitializationMode()
+    if fmi3 and interface == "me":
+        fmu.updateDiscreteStates()  # FMI 3 model exchange leaves initialization in event mode
     return fmu, vrs
 
 
@@ -133,6 +170,7 @@ def _stepper(fmu, md, interface: str, grid, rtol: float):
         solver.reset(t)  # the held input jumped: restart the multistep method
         solver.step(t, t_next)
         fmu.setTime(t_next)
+        fmu.completedIntegratorStep()  # the FMU checks its validity envelope at accepted points
 
     return advance
 

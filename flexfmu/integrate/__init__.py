@@ -25,6 +25,9 @@ from flexfmu.dynamics.compiled import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit")
 RK4_ACCURACY = 0.3  # h * omega_max for the default RK4 step
+# Largest h * omega for which an undamped mode stays bounded: RK4's stability region meets the imaginary axis
+# at 2 sqrt(2) (|R(i y)|^2 = 1 - y^6/72 + y^8/576); the implicit midpoint rule is A-stable.
+STABILITY_LIMITS = {"rk4": 2.0 * math.sqrt(2.0), "implicit": math.inf}
 NEWTON_ITERATIONS = 3
 
 
@@ -144,6 +147,14 @@ def default_internal_step(omega_max: float, integrator: str, communication_step:
         return communication_step
     substeps = max(1, math.ceil(communication_step * omega_max / limit - 1e-12))
     return communication_step / substeps
+
+
+def stable_step(omega_max: float, integrator: str) -> float:
+    """The largest step of ``integrator`` (one of :data:`INTEGRATORS`) that keeps an undamped mode of
+    ``omega_max`` rad/s bounded: :data:`STABILITY_LIMITS` over ``omega_max`` (inf for the implicit rule or an
+    arm that does not oscillate)."""
+    limit = STABILITY_LIMITS[integrator]
+    return limit / omega_max if omega_max > 0 and math.isfinite(limit) else math.inf
 
 
 def is_multiple(value: float, step: float) -> bool:

@@ -64,15 +64,17 @@ def check_keys(problems, table, path, allowed, elsewhere=None) -> None:
 
 
 def bounds_text(gt=None, ge=None, lt=None, le=None) -> str:
-    """The bounds as message text ("> 0", "in [0, 1]"): ``gt``, ``ge``, ``lt``, ``le`` as for :func:`as_number`."""
-    if ge is not None and le is not None:
-        return f"in [{ge:g}, {le:g}]"
+    """The bounds as message text ("> 0", "in [0, 1]", "in (0, 100]"): ``gt``, ``ge``, ``lt``, ``le`` as for
+    :func:`as_number`."""
+    low, high = (gt, "(") if gt is not None else (ge, "["), (lt, ")") if lt is not None else (le, "]")
+    if low[0] is not None and high[0] is not None:
+        return f"in {low[1]}{low[0]:g}, {high[0]:g}{high[1]}"
     parts = [f"{op} {bound:g}" for op, bound in ((">", gt), (">=", ge), ("<", lt), ("<=", le))
              if bound is not None]
     return " and ".join(parts)
 
 
-def as_number(problems, value, where, *, gt=None, ge=None, lt=None, le=None):
+def as_number(problems, value, where, *, gt=None, ge=None, lt=None, le=None, unit=""):
     """Check one value is a finite number within the bounds; return a float (None if it is not).
 
     Parameters
@@ -85,17 +87,23 @@ def as_number(problems, value, where, *, gt=None, ge=None, lt=None, le=None):
         Its field path in messages.
     gt, ge, lt, le : float, optional
         Bounds: value > gt, >= ge, < lt, <= le (None: no bound).
+    unit : str
+        The unit shown after the bounds in a message ("" or "1" for none).
     """
     if not is_number(value):
         problems.append(f"{where} must be a number, got {show(value)} ({type_name(value)})")
         return None
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an integer beyond the range of a double
+        x = math.inf if value > 0 else -math.inf
     if not math.isfinite(x):
         problems.append(f"{where} must be finite, got {show(value)}")
         return None
     if ((gt is not None and not x > gt) or (ge is not None and not x >= ge)
             or (lt is not None and not x < lt) or (le is not None and not x <= le)):
-        problems.append(f"{where} must be {bounds_text(gt, ge, lt, le)}, got {show(value)}")
+        shown = f" {unit}" if unit not in ("", "1") else ""
+        problems.append(f"{where} must be {bounds_text(gt, ge, lt, le)}{shown}, got {show(value)}")
         return None
     return x
 
@@ -112,7 +120,7 @@ def number(problems, table, key, path, default=REQUIRED, *, missing="", **bounds
     missing : str
         Appended to the "is required" message.
     **bounds :
-        ``gt``, ``ge``, ``lt``, ``le`` as for :func:`as_number`.
+        ``gt``, ``ge``, ``lt``, ``le`` and ``unit`` as for :func:`as_number`.
     """
     if key not in table:
         if default is REQUIRED:

@@ -26,7 +26,8 @@ from flexfmu.spec.checks import (
 )
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import FAMILIES, FRAMES, MAX_MODES
-from flexfmu.spec.shapes import shape_problem
+from flexfmu.spec.ranges import DAMPING_RATIO, MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, RANGES, SIZES
+from flexfmu.spec.shapes import shape_problem, shape_set_problem
 
 _TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "payload")
 _LINK_KINDS = ("rigid", "flexible")
@@ -70,26 +71,91 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
     if name is not None and not name.strip():
         problems.append("name must not be empty")
     description = string(problems, data, "description", "", "")
-    gravity = vector(problems, data, "gravity", "", 2, (0.0, 0.0))
+    gravity = _gravity(problems, data)
 
     link_tables = table_array(problems, data, "link", required=True)
+    _size(problems, "link", link_tables, "links", MAX_LINKS)
     links = [_link(problems, table, f"link[{i}]")
              for i, table in enumerate(link_tables or [], start=1) if table is not None]
     link_count = len(link_tables) if link_tables else None
+    lumped_tables = table_array(problems, data, "lumped_mass")
+    _size(problems, "lumped_mass", lumped_tables, "lumped masses", MAX_LUMPED_MASSES)
     lumped = [_lumped_mass(problems, table, f"lumped_mass[{i}]", link_count)
-              for i, table in enumerate(table_array(problems, data, "lumped_mass") or [], start=1)
-              if table is not None]
+              for i, table in enumerate(lumped_tables or [], start=1) if table is not None]
     payload_table = sub_table(problems, data, "payload", "")
     payload = None
     if payload_table is not None:
         check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
-        payload = Payload(mass=number(problems, payload_table, "mass", "payload", 0.0, ge=0),
-                          inertia=number(problems, payload_table, "inertia", "payload", 0.0, ge=0))
+        payload = Payload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
+                          inertia=_ranged(problems, payload_table, "inertia", "payload", "added_inertia", 0.0))
+    _coordinate_count(problems, links)
 
     if problems:
         raise SpecError(problems, source)
     return Arm(name=name, links=tuple(links), description=description,
                lumped_masses=tuple(lumped), payload=payload, gravity=gravity)
+
+
+def _ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):
+    """The number at ``table[key]`` checked against the physical range of its ``kind``, ``RANGES[kind]``
+    (:mod:`flexfmu.spec.ranges`); ``problems``, ``table``, ``key``, ``path``, ``default`` and ``missing`` as for
+    :func:`flexfmu.spec.checks.number`."""
+    allowed = RANGES[kind]
+    return number(problems, table, key, path, default, missing=missing, unit=allowed.unit, **allowed.bounds)
+
+
+def _derived(problems, value, kind, formula):
+    """``value`` (computed from other fields, written as ``formula``) checked against ``RANGES[kind]``;
+    None, with a problem appended to ``problems``, if it is out of range."""
+    allowed = RANGES[kind]
+    if value is None or allowed.low <= value <= allowed.high:
+        return value
+    problems.append(f"{formula} = {value:g} {allowed.unit} must be {allowed.text()} (the range of {kind})")
+    return None
+
+
+def _size(problems, key, entries, what, limit):
+    """At most ``limit`` ``entries`` in the array of tables ``key`` (``what`` names them in the message)."""
+    if entries and len(entries) > limit:
+        problems.append(f"{key} has {len(entries)} entries; at most {limit} {what} are supported "
+                        f"({SIZES[what][1]})")
+
+
+def _coordinate_count(problems, links):
+    """The Model's size: one angle per joint, a rotor angle per flexible joint and the modes of every
+    link of ``links``; more than :data:`MAX_COORDINATES` is refused up front (building would take minutes)."""
+    if None in links or any(getattr(link, "modes", 0) is None for link in links):
+        return
+    count = sum(1 + (link.joint is not None and link.joint.kind == "flexible")
+                + (link.modes.count or 0 if link.kind == "flexible" else 0) for link in links)
+    if count > MAX_COORDINATES:
+        problems.append(f"link: the arm has {count} coordinates (joint angles, rotor angles and modes); at most "
+                        f"{MAX_COORDINATES} are supported ({SIZES['coordinates'][1]})")
+
+
+def _gravity(problems, data):
+    """The gravity vector, each component within its range."""
+    gravity = vector(problems, data, "gravity", "", 2, (0.0, 0.0))
+    if gravity is None:
+        return None
+    allowed = RANGES["gravity"]
+    bad = [f"gravity[{k}] must be {allowed.text()} {allowed.unit}, got {show(g)}"
+           for k, g in enumerate(gravity, start=1) if not allowed.low <= g <= allowed.high]
+    problems += bad
+    return None if bad else gravity
+
+
+def _com(problems, table, path, length):
+    """The rigid link's centre of mass: within ten link lengths of the joint, each component."""
+    default = (length / 2, 0.0) if length is not None else None
+    com = vector(problems, table, "com", path, 2, default)
+    if com is None or length is None:
+        return com
+    limit = RANGES["com"].high * length
+    bad = [f"{path}.com[{k}] must be within {RANGES['com'].high:g} link lengths of the joint "
+           f"(|value| <= {limit:g} m), got {show(c)}" for k, c in enumerate(com, start=1) if abs(c) > limit]
+    problems += bad
+    return None if bad else com
 
 
 def _other_kind_keys(keys, kind, other):
@@ -109,13 +175,12 @@ def _link(problems, table, path):
                     _other_kind_keys(_RIGID_ONLY, "flexible", "rigid"))
     else:
         check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
-    length = number(problems, table, "length", path, gt=0)
+    length = _ranged(problems, table, "length", path, "length")
     if kind == "rigid":
-        mass = number(problems, table, "mass", path, gt=0)
-        com_default = (length / 2, 0.0) if length is not None else None
-        com = vector(problems, table, "com", path, 2, com_default)
+        mass = _ranged(problems, table, "mass", path, "mass")
+        com = _com(problems, table, path, length)
         inertia_default = mass * length**2 / 12 if None not in (mass, length) else None
-        inertia = number(problems, table, "inertia", path, inertia_default, ge=0)
+        inertia = _ranged(problems, table, "inertia", path, "inertia", inertia_default)
         return RigidLink(length=length, mass=mass, com=com, inertia=inertia,
                          joint=_joint(problems, table, path))
     if kind == "flexible":
@@ -136,10 +201,11 @@ def _mass_per_length(problems, table, path, length):
                         f"({show(table['mass'])} and {show(table['mass_per_length'])}); give one")
         return None
     if "mass" in table:
-        mass = number(problems, table, "mass", path, gt=0)
-        return mass / length if None not in (mass, length) else None
-    return number(problems, table, "mass_per_length", path, gt=0,
-                   missing=f" (or give the total {path}.mass)")
+        mass = _ranged(problems, table, "mass", path, "mass")
+        per_length = mass / length if None not in (mass, length) else None
+        return _derived(problems, per_length, "mass_per_length", f"{path}.mass / {path}.length")
+    return _ranged(problems, table, "mass_per_length", path, "mass_per_length",
+                  missing=f" (or give the total {path}.mass)")
 
 
 def _bending_stiffness(problems, table, path):
@@ -150,11 +216,11 @@ def _bending_stiffness(problems, table, path):
                         f"give EI or both E and I")
         return None
     if "EI" in table or not given:
-        return number(problems, table, "EI", path, gt=0,
-                       missing=f" (or give both {path}.E and {path}.I)")
-    e_mod = number(problems, table, "E", path, gt=0, missing=" together with I (or give EI)")
-    area = number(problems, table, "I", path, gt=0, missing=" together with E (or give EI)")
-    return e_mod * area if None not in (e_mod, area) else None
+        return _ranged(problems, table, "EI", path, "EI", missing=f" (or give both {path}.E and {path}.I)")
+    e_mod = _ranged(problems, table, "E", path, "E", missing=" together with I (or give EI)")
+    area = _ranged(problems, table, "I", path, "I", missing=" together with E (or give EI)")
+    product = e_mod * area if None not in (e_mod, area) else None
+    return _derived(problems, product, "EI", f"{path}.E * {path}.I")
 
 
 def _modes(problems, link_table, link_path):
@@ -183,8 +249,8 @@ def _modes(problems, link_table, link_path):
         count = integer(problems, table, "count", path, 1, MAX_MODES)
     tip_mass = tip_inertia = None
     if "tip_mass" in own and family:
-        tip_mass = number(problems, table, "tip_mass", path, None, ge=0)
-        tip_inertia = number(problems, table, "tip_inertia", path, None, ge=0)
+        tip_mass = _ranged(problems, table, "tip_mass", path, "added_mass", None)
+        tip_inertia = _ranged(problems, table, "tip_inertia", path, "added_inertia", None)
     damping_kind, damping = _damping(problems, table, path, count)
     return Modes(family=family, count=count, damping_kind=damping_kind, damping=damping,
                  shapes=shapes or (), tip_mass=tip_mass, tip_inertia=tip_inertia, frame=frame)
@@ -198,9 +264,10 @@ def _damping(problems, table, path, count):
                         f"give at most one")
         return "ratio", None
     if "damping_coefficient" in table:
-        key, kind, bounds = "damping_coefficient", "coefficient", {"ge": 0}
+        allowed = RANGES["damping_coefficient"]
+        key, kind, bounds = "damping_coefficient", "coefficient", {**allowed.bounds, "unit": allowed.unit}
     elif "damping_ratio" in table:
-        key, kind, bounds = "damping_ratio", "ratio", {"ge": 0, "lt": 1}
+        key, kind, bounds = "damping_ratio", "ratio", {"ge": DAMPING_RATIO.low, "lt": DAMPING_RATIO.high}
     else:
         return "ratio", (0.0,) * count if count is not None else None
     where, value = f"{path}.{key}", table[key]
@@ -242,7 +309,13 @@ def _shapes(problems, table, path, frame):
         if reason is not None:
             problems.append(f"{where}[{i}] = {text!r} {reason}")
             bad = True
-    return None if bad else tuple(value)
+    if bad:
+        return None
+    dependent = shape_set_problem(value)
+    if dependent is not None:
+        problems.append(f"{where}: {dependent}")
+        return None
+    return tuple(value)
 
 
 def _joint(problems, link_table, link_path):
@@ -259,23 +332,23 @@ def _joint(problems, link_table, link_path):
     else:
         check_keys(problems, table, path, _JOINT_COMMON + _FLEXIBLE_JOINT_ONLY)
     if kind == "flexible":
-        stiffness = number(problems, table, "stiffness", path, gt=0,
-                            missing=" for a flexible joint (must be > 0)")
-        spring_damping = number(problems, table, "spring_damping", path, 0.0, ge=0)
-        rotor_inertia = number(problems, table, "rotor_inertia", path, gt=0,
-                                missing=" for a flexible joint (must be > 0)")
+        stiffness = _ranged(problems, table, "stiffness", path, "stiffness",
+                           missing=" for a flexible joint (must be > 0)")
+        spring_damping = _ranged(problems, table, "spring_damping", path, "spring_damping", 0.0)
+        rotor_inertia = _ranged(problems, table, "rotor_inertia", path, "flexible_rotor_inertia",
+                               missing=" for a flexible joint (must be > 0)")
     else:
         stiffness = spring_damping = 0.0
-        rotor_inertia = number(problems, table, "rotor_inertia", path, 0.0, ge=0)
+        rotor_inertia = _ranged(problems, table, "rotor_inertia", path, "rotor_inertia", 0.0)
     return Joint(
         kind=kind,
         stiffness=stiffness,
         spring_damping=spring_damping,
         rotor_inertia=rotor_inertia,
-        gear_ratio=number(problems, table, "gear_ratio", path, 1.0, gt=0),
-        viscous_friction=number(problems, table, "viscous_friction", path, 0.0, ge=0),
-        coulomb_friction=number(problems, table, "coulomb_friction", path, 0.0, ge=0),
-        coulomb_velocity=number(problems, table, "coulomb_velocity", path, 0.01, gt=0),
+        gear_ratio=_ranged(problems, table, "gear_ratio", path, "gear_ratio", 1.0),
+        viscous_friction=_ranged(problems, table, "viscous_friction", path, "viscous_friction", 0.0),
+        coulomb_friction=_ranged(problems, table, "coulomb_friction", path, "coulomb_friction", 0.0),
+        coulomb_velocity=_ranged(problems, table, "coulomb_velocity", path, "coulomb_velocity", 0.01),
     )
 
 
@@ -285,6 +358,6 @@ def _lumped_mass(problems, table, path, link_count):
     return LumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),
-        mass=number(problems, table, "mass", path, ge=0),
-        inertia=number(problems, table, "inertia", path, 0.0, ge=0),
+        mass=_ranged(problems, table, "mass", path, "added_mass"),
+        inertia=_ranged(problems, table, "inertia", path, "added_inertia", 0.0),
     )

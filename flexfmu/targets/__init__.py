@@ -59,13 +59,20 @@ class ExportJob:
     settings: ExportSettings = field(default_factory=ExportSettings)
 
 
-NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface"})
+NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface",
+                             "platforms", "allow_unstable_step"})
 TARGETS: dict[str, Target] = {target.name: target for target in (
-    Target("fmi2", "FMI 2.0 FMU, co-simulation and model exchange, native C binary and its sources",
+    Target("fmi2", "FMI 2.0 FMU, co-simulation and model exchange, native C binaries and their sources",
            NATIVE_SETTINGS, "flexfmu.targets.fmi2:export"),
-    Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU, CVODES): a desktop cross-check "
-                        "that needs Python with flexfmu where it runs",
-           frozenset({"communication_step", "stop_time"}), "flexfmu.targets.pythonfmu:export"),
+    Target("fmi3", "FMI 3.0 FMU, co-simulation and model exchange, native C binaries and their sources",
+           NATIVE_SETTINGS, "flexfmu.targets.fmi3:export"),
+    Target("sfunction", "folder for MATLAB/Simulink: a C-MEX S-function (fixed-step discrete block), a MEX "
+                        "gateway for scripts and make_<arm>.m, over the FMU's C model code",
+           frozenset({"integrator", "internal_step", "communication_step"}), "flexfmu.targets.sfunction:export"),
+    Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU; the Model's graph under the native "
+                        "FMU's fixed-step scheme): a desktop cross-check that needs Python with flexfmu where it runs",
+           frozenset({"integrator", "internal_step", "communication_step", "stop_time"}),
+           "flexfmu.targets.pythonfmu:export"),
 )}
 DEFAULT_TARGET = "fmi2"
 

@@ -1,9 +1,13 @@
-"""Compile an FMU's sources with the system C compiler.
+"""Compile an FMU's sources into the shared library of one platform.
 
-The flags are the ones the shipped CMakeLists.txt uses: C99, -O2,
-warnings as errors (CasADi's generated file only without
--Wunused-parameter), hidden visibility so only the fmi2 functions are
-exported, and a static libgcc so the binary needs no compiler runtime.
+The flags are the ones the shipped CMakeLists.txt uses: C99, -O2, hidden
+visibility so only the fmi functions are exported, and a static compiler
+runtime so the binary needs nothing beside it; the platform adds its own
+(:mod:`flexfmu.targets.platforms`). flexfmu's own builds also treat
+warnings as errors (CasADi's generated files only without
+-Wunused-parameter); the shipped CMakeLists.txt does that only when asked
+(``-DFLEXFMU_WARNINGS_AS_ERRORS=ON``), so a newer compiler's new warning
+does not stop a user's rebuild.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import subprocess
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
+from flexfmu.targets.platforms import PLATFORMS, host_platform
 
-COMMON = ["-std=c99", "-O2", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
+COMMON = ["-std=c99", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
 # CasADi-generated sources (flexfmu.targets.bundle writes them), which need
 # -Wno-unused-parameter
 GENERATED_SOURCES = ("model_functions.c", "model_directional.c")
@@ -33,16 +38,27 @@ def compiler() -> str:
     return cc
 
 
-def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path) -> None:
+def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path, platform=None,
+                           cc: str | None = None) -> None:
     """Compile ``c_files`` (names in ``sources``) into the shared library
     ``output``, one compiler process per file, all at once (the generated
     files dominate and are independent). The object files go into the
     folder ``work``; a failing compile or link raises a BuildError with the
-    compiler's output."""
-    cc = compiler()
+    compiler's output.
+
+    Parameters
+    ----------
+    platform : Platform, optional
+        Whose flags to use (:data:`flexfmu.targets.platforms.PLATFORMS`); default this machine's.
+    cc : str, optional
+        The compiler command; default :func:`compiler`.
+    """
+    platform = platform or PLATFORMS[host_platform()]
+    cc = cc or compiler()
     work.mkdir(parents=True, exist_ok=True)
     objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
-    commands = [[cc, *COMMON, *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
+    commands = [[cc, *COMMON, *platform.compile_flags,
+                 *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
                  f"-I{sources}", "-c", str(sources / name), "-o", obj] for name, obj in zip(c_files, objects)]
     running = [(command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
                for command in commands]
@@ -51,7 +67,7 @@ def compile_shared_library(sources: Path, c_files: list[str], output: Path, work
     if failures:
         raise BuildError("\n".join(failures))
     output.parent.mkdir(parents=True, exist_ok=True)
-    _run([cc, "-shared", "-static-libgcc", "-o", str(output), *objects, "-lm"])
+    _run([cc, *platform.link_flags, "-o", str(output), *objects, *platform.libraries])
 
 
 def _run(command: list[str]) -> None:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
+import tempfile
 import uuid
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flexfmu.errors import FlexfmuError
-from flexfmu.integrate import INTEGRATORS, default_internal_step, highest_frequency, is_multiple
+from flexfmu.integrate import INTEGRATORS, STABILITY_LIMITS, default_internal_step, highest_frequency, stable_step
 
 INTERFACES = ("cs", "me", "both")
 
@@ -40,11 +40,17 @@ class ExportSettings:
         Internal step in s; None picks it from the arm's highest linearised
         frequency (``flexfmu.integrate.default_internal_step``).
     communication_step : float
-        The default communication step in s (a multiple of the internal step).
+        The default communication step in s (any step works; the default internal step divides it).
     stop_time : float
         The default stop time in s.
     interface : str
         ``"cs"``, ``"me"`` or ``"both"``.
+    platforms : tuple of str or None
+        Binary platforms of a native FMU (``flexfmu.targets.platforms.PLATFORMS``, e.g.
+        ``("linux64", "win64")``); None builds every platform whose compiler is present.
+    allow_unstable_step : bool
+        Export an explicit integrator's internal step beyond its stability limit for the arm's highest
+        frequency (refused otherwise); the model description records it.
     """
 
     integrator: str = "rk4"
@@ -52,12 +58,16 @@ class ExportSettings:
     communication_step: float = 1e-3
     stop_time: float = 5.0
     interface: str = "both"
+    platforms: tuple[str, ...] | None = None
+    allow_unstable_step: bool = False
 
 
 @dataclass(frozen=True)
 class ExportReport:
     """What an export decided and how long it took (None where a target has
-    no such thing, e.g. the internal step of a variable-step backend)."""
+    no such thing, e.g. the internal step of a variable-step backend);
+    ``platforms`` lists the binaries built, ``skipped_platforms`` the ones
+    left out with why."""
 
     path: Path
     target: str
@@ -68,11 +78,13 @@ class ExportReport:
     codegen_s: float | None = None
     compile_s: float | None = None
     total_s: float | None = None
+    platforms: tuple[str, ...] = ()
+    skipped_platforms: dict[str, str] = field(default_factory=dict)
 
 
 def check_settings(settings: ExportSettings) -> None:
-    """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator or
-    interface, steps and stop time not > 0)."""
+    """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator,
+    interface or platform, steps and stop time not > 0)."""
     problems = []
     if settings.integrator not in INTEGRATORS:
         problems.append(f"integrator must be one of {', '.join(INTEGRATORS)}, got {settings.integrator!r}")
@@ -83,6 +95,12 @@ def check_settings(settings: ExportSettings) -> None:
             problems.append(f"{name} must be > 0, got {getattr(settings, name)!r}")
     if settings.internal_step is not None and not settings.internal_step > 0:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
+    if settings.platforms is not None:
+        from flexfmu.targets.platforms import PLATFORMS  # imports this module
+
+        unknown = [name for name in settings.platforms if name not in PLATFORMS]
+        if unknown or not settings.platforms:
+            problems.append(f"platforms must be some of {', '.join(PLATFORMS)}, got {settings.platforms!r}")
     if problems:
         raise ExportError("; ".join(problems))
 
@@ -95,18 +113,25 @@ def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
     ----------
     model : Model
     settings : ExportSettings
-        Gives the integrator, the communication step and, optionally, the internal step.
+        Gives the integrator, the communication step, optionally the internal step, and whether an unstable
+        step is allowed.
 
     Raises
     ------
     ExportError
-        If the communication step is not a whole multiple of h.
+        If h is beyond the integrator's stability limit for omega_max (and that is not allowed); the
+        message gives the limit and the largest stable step.
     """
     omega_max = highest_frequency(model)
     h = settings.internal_step or default_internal_step(omega_max, settings.integrator, settings.communication_step)
-    if not is_multiple(settings.communication_step, h):
-        raise ExportError(f"the communication step {settings.communication_step!r} s must be an integer multiple "
-                          f"of the internal step {h!r} s")
+    largest = stable_step(omega_max, settings.integrator)
+    if h > largest and not settings.allow_unstable_step:
+        raise ExportError(
+            f"the internal step {h:g} s is beyond the stability limit of {settings.integrator} for this arm: "
+            f"h * omega_max = {h * omega_max:.3g} > {STABILITY_LIMITS[settings.integrator]:.3g} "
+            f"(omega_max = {omega_max:.1f} rad/s, the highest linearised frequency), so the FMU would diverge; "
+            f"use a step <= {largest:.3g} s (the default keeps h * omega_max <= 0.3, for accuracy), the implicit "
+            f"integrator, or allow the unstable step (--allow-unstable-step; the model description records it)")
     return h, omega_max
 
 
@@ -123,13 +148,16 @@ def content_guid(*texts: str) -> str:
     return "{" + str(uuid.UUID(bytes=digest[:16])) + "}"
 
 
-def platform_folder() -> tuple[str, str]:
-    """(binaries/ folder, library extension) of this machine, FMI names."""
-    if sys.platform.startswith("win"):
-        return "win64", ".dll"
-    if sys.platform == "darwin":
-        return "darwin64", ".dylib"
-    return "linux64", ".so"
+def can_write_in(folder: Path) -> bool:
+    """Whether a file can be created in the existing ``folder``: tried (a probe file, removed at once), not
+    guessed from permission bits, which say yes to root where nobody can write (``/sys``, a read-only mount)."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".flexfmu-probe-")
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(probe)
+    return True
 
 
 def check_output(output: Path) -> None:
@@ -141,7 +169,7 @@ def check_output(output: Path) -> None:
         if parent.exists():
             if not parent.is_dir():
                 raise ExportError(f"output {str(output)!r}: {str(parent)!r} is a file, not a folder")
-            if not os.access(parent, os.W_OK):
+            if not can_write_in(parent):
                 raise ExportError(f"output {str(output)!r}: the folder {str(parent)!r} is not writable")
             return
 

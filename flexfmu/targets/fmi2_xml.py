@@ -34,10 +34,33 @@ class Description:
     integrator: str
     internal_step: float
     source_files: list[str]
+    omega_max: float = 0.0
+    stability_limit: float = float("inf")
+    unstable_step_allowed: bool = False
 
 
 def _number(value: float) -> str:
     return repr(float(value))
+
+
+def cosimulation_annotation(info: Description) -> dict[str, str]:
+    """The attributes of flexfmu's vendor annotation of co-simulation (from ``info``): the integrator, its
+    internal step, the arm's highest frequency and the stability limit of h times it, and whether an unstable
+    step was exported on purpose."""
+    attributes = {
+        "integrator": info.integrator, "internalStep": _number(info.internal_step),
+        "highestFrequency": _number(info.omega_max), "stepTimesHighestFrequency": _number(
+            info.internal_step * info.omega_max),
+        "note": "fixed internal step h; any communication step works: the whole internal steps it holds, then "
+                "one shorter step when it is no multiple of h",
+    }
+    if info.stability_limit != float("inf"):
+        attributes["stabilityLimit"] = _number(info.stability_limit)
+    if info.unstable_step_allowed:
+        attributes["unstableStepAllowed"] = "true"
+        attributes["note"] += ("; the internal step is beyond the stability limit, exported on request "
+                               "(--allow-unstable-step): steps may diverge")
+    return attributes
 
 
 def model_description_xml(info: Description, variables: list[Variable], structure: Structure, guid: str,
@@ -69,7 +92,8 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     }
     elements = []
     if interface in ("me", "both"):
-        elements.append(ET.SubElement(root, "ModelExchange", {**common, "completedIntegratorStepNotNeeded": "true"}))
+        # fmi2CompletedIntegratorStep checks the validity envelope and records the last good point
+        elements.append(ET.SubElement(root, "ModelExchange", {**common, "completedIntegratorStepNotNeeded": "false"}))
     if interface in ("cs", "both"):
         elements.append(ET.SubElement(root, "CoSimulation", {
             **common, "canHandleVariableCommunicationStepSize": "true", "canInterpolateInputs": "false",
@@ -93,10 +117,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
         "startTime": "0.0", "stopTime": _number(info.stop_time), "stepSize": _number(info.communication_step),
     })
     vendor = ET.SubElement(ET.SubElement(root, "VendorAnnotations"), "Tool", {"name": "flexfmu"})
-    ET.SubElement(vendor, "CoSimulation", {
-        "integrator": info.integrator, "internalStep": _number(info.internal_step),
-        "note": "fixed internal step; communication steps must be integer multiples of it",
-    })
+    ET.SubElement(vendor, "CoSimulation", cosimulation_annotation(info))
 
     model_variables = ET.SubElement(root, "ModelVariables")
     for v in variables:

@@ -49,6 +49,14 @@ def model_data_c(model, guid: str, integrator: str, internal_step: float, consta
         _array("char *const", "input_names", [c_string(n) for n in model.inputs]),
         _array("char *const", "output_names", [c_string(n) for n in model.output_names]),
     ]
+    envelope = envelope_entries(model)
+    if envelope:
+        parts += [
+            _array("int", "envelope_output", [str(k) for k, _, _ in envelope]),
+            _array("int", "envelope_limit", [str(limit) for _, limit, _ in envelope]),
+            _array("char *const", "envelope_label", [c_string(label) for _, _, label in envelope]),
+        ]
+    arrays = "envelope_output, envelope_limit, envelope_label" if envelope else "0, 0, 0"
     functions = ",\n    ".join(f"{{ffmu_{name}, ffmu_{name}_work}}" for name in FUNCTIONS)
     parts.append(
         "\nconst ffmu_model FFMU_MODEL = {\n"
@@ -57,6 +65,15 @@ def model_data_c(model, guid: str, integrator: str, internal_step: float, consta
         "    parameter_start, parameter_tunable, state_start,\n"
         "    parameter_names, state_names, input_names, output_names,\n"
         f"    {INTEGRATOR_ENUM[integrator]}, {internal_step!r},\n"
-        f"    {functions}\n}};\n"
+        f"    {functions},\n"
+        f"    {len(envelope)}, {arrays}\n}};\n"
     )
     return "".join(parts)
+
+
+def envelope_entries(model) -> list[tuple[int, int, str]]:
+    """(output index, limiting parameter's index, description) of every envelope quantity of ``model``:
+    the outputs whose metadata names a limit (flexfmu.dynamics.metadata.Signal.limit)."""
+    index = {name: k for k, name in enumerate(model.parameters)}
+    return [(k, index[signal.limit], signal.description) for k, signal in enumerate(model.output_table)
+            if signal.limit is not None]

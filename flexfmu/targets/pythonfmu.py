@@ -3,9 +3,11 @@
 Two FMUs, both FMI 2.0 co-simulation, both desktop cross-checks rather
 than deployment targets (the importer needs Python with flexfmu and casadi):
 
-* :func:`export_pythonfmu`: the plant, integrated by CasADi's CVODES in
-  Python; an implementation independent of the native C FMU (generated code,
-  fixed-step integrator) with the same variable names, to cross-check it.
+* :func:`export_pythonfmu`: the plant, the Model's CasADi graph integrated
+  in Python by the native FMU's fixed-step scheme and internal step; a
+  second implementation of the native FMU's discrete system (the graph's
+  closed-form M, h and B instead of the generated articulated-body passes)
+  with the same variable names, so the two must agree to round-off.
 * :func:`export_controller_fmu`: a scenario's controller, so closed
   loops can run between FMUs in any master.
 
@@ -30,7 +32,9 @@ from pathlib import Path
 
 from flexfmu import __version__
 from flexfmu.data import resolve_arm
-from flexfmu.targets.export import ExportError, ExportReport, check_output, model_identifier
+from flexfmu.targets.export import (
+    ExportError, ExportReport, ExportSettings, check_output, check_settings, internal_step, model_identifier,
+)
 from flexfmu.targets.pythonfmu_templates.description import CONFIG_FILE
 
 PLANT_SCRIPT = "flexfmu_plant.py"
@@ -40,17 +44,21 @@ DESKTOP_NOTE = "Python-backed desktop cross-check; needs Python with flexfmu and
 
 def export(job) -> ExportReport:
     """The ``pythonfmu`` target: :func:`export_pythonfmu` of ``job.arm_file`` to ``job.output`` with the
-    communication step and stop time of ``job.settings``; ``job`` is a :class:`flexfmu.targets.ExportJob`,
+    integrator, steps and stop time of ``job.settings``; ``job`` is a :class:`flexfmu.targets.ExportJob`,
     whose arm file must be given (ExportError otherwise)."""
     if job.arm_file is None:
         raise ExportError("the pythonfmu target embeds the arm's TOML file; give the arm as a file")
     start = time.perf_counter()
-    path = export_pythonfmu(job.arm_file, job.output, job.settings.communication_step, job.settings.stop_time)
-    return ExportReport(path, "pythonfmu", integrator="cvodes", total_s=time.perf_counter() - start)
+    settings = job.settings
+    path = export_pythonfmu(job.arm_file, job.output, settings.communication_step, settings.stop_time,
+                            settings.integrator, settings.internal_step)
+    h, omega_max = internal_step(job.model, settings)
+    return ExportReport(path, "pythonfmu", integrator=settings.integrator, internal_step=h, omega_max=omega_max,
+                        total_s=time.perf_counter() - start)
 
 
 def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_step: float = 1e-3,
-                     stop_time: float = 5.0, rtol: float = 1e-10, atol: float = 1e-12) -> Path:
+                     stop_time: float = 5.0, integrator: str = "rk4", step: float | None = None) -> Path:
     """Write a PythonFMU co-simulation FMU of the arm in ``arm_path``.
 
     Parameters
@@ -61,10 +69,12 @@ def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_ste
     output : str or Path
         The .fmu to write.
     communication_step, stop_time : float
-        DefaultExperiment step size and stop time (s). Any step size works:
-        each doStep is one CVODES run over it.
-    rtol, atol : float
-        CVODES (BDF) tolerances of every step.
+        DefaultExperiment step size and stop time (s).
+    integrator : str
+        The fixed-step scheme (``flexfmu.integrate.INTEGRATORS``), as ``flexfmu export --integrator``.
+    step : float, optional
+        The internal step, s; None picks the native FMU's default for ``communication_step``. Every
+        communication step must be a whole multiple of it.
 
     Returns
     -------
@@ -80,20 +90,19 @@ def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_ste
     """
     import flexfmu
 
-    problems = [f"{name} must be > 0, got {value!r}"
-                for name, value in (("communication_step", communication_step), ("stop_time", stop_time),
-                                    ("rtol", rtol), ("atol", atol)) if not value > 0]
-    if problems:
-        raise ExportError("; ".join(problems))
+    settings = ExportSettings(integrator=integrator, internal_step=step, communication_step=communication_step,
+                              stop_time=stop_time)
+    check_settings(settings)
     arm_path = resolve_arm(arm_path)
     arm = flexfmu.load_arm(arm_path)
+    h, _ = internal_step(flexfmu.build_model(arm), settings)
     config = {
         "arm": "arm.toml",
         "model_identifier": model_identifier(arm.name) + "_python",
         "description": f"{arm.description or arm.name}. {DESKTOP_NOTE} "
-                       f"(CVODES BDF, rtol {rtol:g}, atol {atol:g}).",
+                       f"({integrator}, internal step {h:.6g} s, as the native FMU).",
         "communication_step": float(communication_step), "stop_time": float(stop_time),
-        "rtol": float(rtol), "atol": float(atol), "generator": f"flexfmu {__version__}",
+        "integrator": integrator, "internal_step": h, "generator": f"flexfmu {__version__}",
     }
     return _build(PLANT_SCRIPT, config, {"arm.toml": arm_path}, Path(output))
 
@@ -173,14 +182,32 @@ def _run_builder(script: Path, fmu: Path, project_files: list[Path]) -> None:
     on ``sys.path`` and leaves both behind; a stale module of the same name
     would then shadow the script of the next build (or the one an FMU
     instance in this process imports from its resources), so both are undone.
+    The builder itself must be the installed one: a Python-backed FMU run in
+    this process puts the copy of ``pythonfmu`` in its resources (without
+    the binaries the builder packs) first on ``sys.path``.
     """
-    from pythonfmu.builder import FmuBuilder
-
     module = script.stem
     saved_path = list(sys.path)
     sys.modules.pop(module, None)
     try:
-        FmuBuilder.build_FMU(script, dest=fmu, project_files=project_files)
+        _installed_builder().build_FMU(script, dest=fmu, project_files=project_files)
     finally:
         sys.path[:] = saved_path
         sys.modules.pop(module, None)
+
+
+def _installed_builder():
+    """``pythonfmu.builder.FmuBuilder`` of the installed distribution, re-imported if another copy of
+    ``pythonfmu`` was imported first."""
+    from importlib import import_module, metadata
+
+    installed = Path(metadata.distribution("pythonfmu").locate_file("pythonfmu")).resolve()
+    loaded = sys.modules.get("pythonfmu")
+    if loaded is not None and Path(loaded.__file__).resolve().parent != installed:
+        for name in [name for name in sys.modules if name == "pythonfmu" or name.startswith("pythonfmu.")]:
+            del sys.modules[name]
+    sys.path.insert(0, str(installed.parent))
+    try:
+        return import_module("pythonfmu.builder").FmuBuilder
+    finally:
+        sys.path.remove(str(installed.parent))

@@ -1,20 +1,29 @@
-"""Check an FMU and report every problem.
+"""Check an FMU (FMI 2.0 or 3.0) and report every problem.
 
 FMPy's ``validate_fmu`` (schema, variables, ModelStructure) plus flexfmu's
 own checks of what FMPy does not look at: archive paths, files the model
-description promises, the binary's exported symbols (all fmi2 functions,
-nothing else), the GUID compiled into the binary, and that the shipped
-sources build with the shipped CMakeLists.txt.
+description promises, every binary the FMU carries (linux64 and win64, or
+FMI 3's x86_64-linux and x86_64-windows): built for x86-64, exporting all the
+version's functions and nothing else, with the GUID (instantiation token)
+compiled in; and that the shipped sources build with the shipped
+CMakeLists.txt (warnings as errors, as flexfmu's own builds).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path, PurePosixPath
+
+from flexfmu.targets.binaries import (
+    ELF_X86_64, PE_AMD64, BinaryFormatError, elf_exports, elf_machine, pe_machine_and_exports,
+)
+from flexfmu.targets.platforms import PLATFORMS
 
 FMI2_COMMON = (
     "GetTypesPlatform GetVersion SetDebugLogging Instantiate FreeInstance SetupExperiment "
@@ -31,7 +40,13 @@ FMI2_CS = (
     "GetIntegerStatus GetBooleanStatus GetStringStatus"
 )
 FMI2_FUNCTIONS = {"fmi2" + name for name in f"{FMI2_COMMON} {FMI2_ME} {FMI2_CS}".split()}
-LINKER_SYMBOLS = {"_init", "_fini", "_edata", "_end", "__bss_start"}
+
+
+def fmi3_functions() -> set[str]:
+    """The functions every FMI 3.0 binary must export: those the standard's fmi3Functions.h declares (FMPy's
+    installed copy)."""
+    header = (resources.files("fmpy") / "c-code" / "fmi3Functions.h").read_text()
+    return set(re.findall(r"^FMI3_Export\s+\w+TYPE\s+(fmi3\w+);", header, flags=re.M))
 
 
 @dataclass
@@ -46,8 +61,6 @@ def validate_fmu(path: str | Path, build_sources: bool = True) -> Validation:
     """Validate the FMU at ``path``; ``build_sources`` also rebuilds it."""
     import fmpy
     from fmpy.validation import validate_fmu as fmpy_validate
-
-    from flexfmu.targets.export import platform_folder
 
     path = Path(path)
     result = Validation()
@@ -66,7 +79,7 @@ def validate_fmu(path: str | Path, build_sources: bool = True) -> Validation:
         except Exception as error:  # FMPy raises many kinds for a broken XML
             result.problems.append(f"cannot read modelDescription.xml: {error}")
             return result
-        folder, extension = platform_folder()
+        version = "3" if md.fmiVersion.startswith("3") else "2"
         identifiers = {i.modelIdentifier for i in (md.coSimulation, md.modelExchange) if i is not None}
         sources = {f for config in md.buildConfigurations for files in config.sourceFileSets
                    for f in files.sourceFiles}
@@ -74,14 +87,7 @@ def validate_fmu(path: str | Path, build_sources: bool = True) -> Validation:
                             if f"sources/{f}" not in names]
         with tempfile.TemporaryDirectory(prefix="flexfmu-validate-") as tmp:
             archive.extractall(tmp)
-            for identifier in sorted(identifiers):
-                binary = Path(tmp) / "binaries" / folder / (identifier + extension)
-                if not binary.is_file():
-                    result.problems.append(f"binary binaries/{folder}/{identifier}{extension} is missing")
-                    continue
-                if md.guid.encode() not in binary.read_bytes():
-                    result.problems.append(f"the binary does not contain the GUID {md.guid} of the model description")
-                _check_symbols(binary, result)
+            _check_binaries(Path(tmp) / "binaries", version, sorted(identifiers), md.guid, result)
             if build_sources and sources:
                 _check_build(Path(tmp) / "sources", sorted(identifiers)[0], result)
     return result
@@ -92,25 +98,59 @@ def _clean(name: str) -> bool:
     return not (name.startswith("/") or "\\" in name or ":" in name or ".." in pure.parts)
 
 
-def _check_symbols(binary: Path, result: Validation) -> None:
-    if not shutil.which("nm"):
-        result.skipped.append("exported symbols: nm not found")
+def _check_binaries(binaries: Path, version: str, identifiers: list[str], guid: str, result: Validation) -> None:
+    """Every binary in every platform folder the FMU has; at least one platform."""
+    known = {platform.folder(version): platform for platform in PLATFORMS.values()}
+    folders = sorted(p for p in binaries.iterdir() if p.is_dir()) if binaries.is_dir() else []
+    if not folders:
+        result.problems.append("the FMU has no binaries (binaries/ is empty or missing)")
+    expected = FMI2_FUNCTIONS if version == "2" else fmi3_functions()
+    for folder in folders:
+        platform = known.get(folder.name)
+        if platform is None:
+            result.skipped.append(f"binaries/{folder.name}: flexfmu has no check for this platform")
+            continue
+        for identifier in identifiers:
+            binary = folder / (identifier + platform.extension)
+            shown = f"binaries/{folder.name}/{binary.name}"
+            if not binary.is_file():
+                result.problems.append(f"binary {shown} is missing")
+                continue
+            if guid.encode() not in binary.read_bytes():
+                result.problems.append(f"{shown} does not contain the GUID {guid} of the model description")
+            _check_exports(binary, shown, platform.name, expected, result)
+
+
+def _check_exports(binary: Path, shown: str, platform: str, expected: set[str], result: Validation) -> None:
+    """The binary is for x86-64 and exports exactly the ``expected`` functions."""
+    data = binary.read_bytes()
+    try:
+        if platform == "win64":
+            machine, exported = pe_machine_and_exports(data)
+            wrong_machine = machine != PE_AMD64
+        elif platform == "linux64":
+            wrong_machine = elf_machine(data) != ELF_X86_64
+            exported = elf_exports(binary)
+        else:
+            result.skipped.append(f"{shown}: exported symbols of {platform} binaries are not checked")
+            return
+    except BinaryFormatError as error:
+        result.problems.append(f"{shown} is not a {platform} library: {error}")
         return
-    done = subprocess.run(["nm", "-D", "--defined-only", str(binary)], capture_output=True, text=True)
-    if done.returncode != 0:
-        result.problems.append(f"nm cannot read {binary.name}: {done.stderr.strip()}")
+    if wrong_machine:
+        result.problems.append(f"{shown} is not built for x86-64")
+    if exported is None:
+        result.skipped.append(f"exported symbols of {shown}: nm not found")
         return
-    exported = {line.split()[-1] for line in done.stdout.splitlines() if line.strip()}
-    missing = sorted(FMI2_FUNCTIONS - exported)
-    extra = sorted(exported - FMI2_FUNCTIONS - LINKER_SYMBOLS)
+    missing, extra = sorted(expected - exported), sorted(exported - expected)
     if missing:
-        result.problems.append(f"{binary.name} does not export {', '.join(missing)}")
+        result.problems.append(f"{shown} does not export {', '.join(missing)}")
     if extra:
-        result.problems.append(f"{binary.name} exports symbols other than fmi2 functions: {', '.join(extra[:10])}")
+        result.problems.append(f"{shown} exports symbols other than the FMI functions: {', '.join(extra[:10])}")
 
 
 def _check_build(sources: Path, identifier: str, result: Validation) -> None:
-    """Build the shipped sources as a user would, with the shipped CMakeLists.txt."""
+    """Build the shipped sources as a user would, with the shipped CMakeLists.txt (and warnings as errors)."""
     if not (sources / "CMakeLists.txt").is_file():
         result.problems.append("sources/CMakeLists.txt is missing")
         return
@@ -118,11 +158,13 @@ def _check_build(sources: Path, identifier: str, result: Validation) -> None:
         result.skipped.append("sources build: cmake not found")
         return
     build = sources / "build"
-    for command in (["cmake", "-S", str(sources), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+    for command in (["cmake", "-S", str(sources), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                     "-DFLEXFMU_WARNINGS_AS_ERRORS=ON"],
                     ["cmake", "--build", str(build)]):
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
-            result.problems.append(f"the shipped sources do not build: {' '.join(command)}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+            result.problems.append(f"the shipped sources do not build: {' '.join(command)}\n"
+                                   f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
             return
     if not any(build.glob(f"{identifier}.*")):
         result.problems.append(f"the shipped sources built no library named {identifier}")

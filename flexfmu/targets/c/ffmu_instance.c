@@ -5,6 +5,9 @@
  * Time. Co-simulation counts internal steps: t = t_start + steps * h with an
  * integer counter, so no rounding error accumulates in long runs and the
  * master's communication points can be checked against the instance's time.
+ * A communication step that is no multiple of h ends with one shorter step,
+ * whose length is added to partial_time (zero while every step is a
+ * multiple, so the fast path keeps its exact time).
  *
  * Caches. Outputs y and derivatives xdot are functions of (x, u, p) only; they
  * are computed on demand and kept until x, u or p change. The parameters'
@@ -76,6 +79,14 @@ void ffmu_log_trace(const ffmu_instance *in, const char *fmt, ...)
     if (!(in->log_categories & FFMU_LOG_ALL)) return;
     va_start(ap, fmt);
     emit(&in->host, in->name, FFMU_OK, "logAll", fmt, ap);
+    va_end(ap);
+}
+
+void ffmu_log_model_warning(const ffmu_instance *in, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit(&in->host, in->name, FFMU_WARNING, "logStatusWarning", fmt, ap);
     va_end(ap);
 }
 
@@ -281,7 +292,7 @@ static void invalidate_caches(ffmu_instance *in) { in->xdot_valid = in->y_valid 
 
 static double cs_time(const ffmu_run_state *run)
 {
-    return run->start_time + (double)run->steps * FFMU_MODEL.internal_step;
+    return run->start_time + (double)run->steps * FFMU_MODEL.internal_step + run->partial_time;
 }
 
 /* Calls a CasADi function whose arg/res entries have been filled in. */
@@ -378,32 +389,109 @@ static int outputs_finite(ffmu_instance *in, const char *fn)
     return 0;
 }
 
-/* One internal step of co-simulation. x is only replaced by a finite result,
- * so after a failure x, steps and the time still describe the last good point
- * (the last successful time an importer can ask for). */
-static int internal_step(ffmu_instance *in, const char *fn)
+/* A state beyond this magnitude (rad, m, rad/s or m/s) has diverged: no arm
+ * turns 1e14 times or moves that fast, and its outputs would soon overflow. */
+#define FFMU_STATE_LIMIT 1e15
+
+/* The first state that is not finite or beyond FFMU_STATE_LIMIT, -1 if none. */
+static int first_diverged(const double *v, int n)
+{
+    int i;
+    for (i = 0; i < n; ++i)
+        if (!isfinite(v[i]) || magnitude(v[i]) > FFMU_STATE_LIMIT) return i;
+    return -1;
+}
+
+static void describe_value(double v, char *out, size_t size)
+{
+    if (isfinite(v))
+        snprintf(out, size, "%.3g (diverged: beyond %g)", v, FFMU_STATE_LIMIT);
+    else
+        snprintf(out, size, "%s", nonfinite_word(v));
+}
+
+/* One internal step of co-simulation, of the internal step h (``whole``) or
+ * of the shorter ``size`` that ends a communication step. x is only replaced
+ * by a finite result; the caller rolls back on failure. */
+static int internal_step(ffmu_instance *in, const char *fn, double size, int whole)
 {
     const ffmu_model *m = &FFMU_MODEL;
-    const double h = m->internal_step;
-    char hint[160];
+    char hint[160], value[64];
     int k;
     if (!set_xup_arguments(in)) return 0;
-    in->arg[3] = &h;
+    in->arg[3] = &size;
     in->res[0] = in->x_next;
     if (!run_function(in, &m->step, "step")) return 0;
-    k = first_nonfinite(in->x_next, m->nx);
+    k = first_diverged(in->x_next, m->nx);
     if (k >= 0) {
         suspect_hint(in, hint, sizeof hint);
+        describe_value(in->x_next[k], value, sizeof value);
         ffmu_log_error(in, "%s: state '%s' became %s in the internal step from t=%.9g to t=%.9g%s", fn,
-                       name_at(m->state_names, k), nonfinite_word(in->x_next[k]), in->run.time,
-                       in->run.time + h, hint);
+                       name_at(m->state_names, k), value, in->run.time, in->run.time + size, hint);
         return 0;
     }
     memcpy(in->x, in->x_next, (size_t)m->nx * sizeof(double));
-    in->run.steps++;
+    if (whole)
+        in->run.steps++;
+    else
+        in->run.partial_time += size;
     in->run.time = cs_time(&in->run);
     invalidate_caches(in);
     return 1;
+}
+
+/* ======================================================================== */
+/* The last good point and the validity envelope                            */
+/* ======================================================================== */
+
+/* The instance is at a good point: remember x, u, p and the run state. */
+static void remember_good_point(ffmu_instance *in)
+{
+    const ffmu_model *m = &FFMU_MODEL;
+    memcpy(in->x_good, in->x, (size_t)m->nx * sizeof(double));
+    memcpy(in->u_good, in->u, (size_t)m->nu * sizeof(double));
+    memcpy(in->p_good, in->p, (size_t)m->np * sizeof(double));
+    in->run_good = in->run;
+}
+
+/* A step failed: back to the last good point, in the error state. The
+ * outputs and derivatives are recomputed from the restored values when read,
+ * which gives the bits they had there. */
+static void roll_back(ffmu_instance *in, const char *fn)
+{
+    const ffmu_model *m = &FFMU_MODEL;
+    memcpy(in->x, in->x_good, (size_t)m->nx * sizeof(double));
+    memcpy(in->u, in->u_good, (size_t)m->nu * sizeof(double));
+    memcpy(in->p, in->p_good, (size_t)m->np * sizeof(double));
+    in->run = in->run_good;
+    in->run.state = FFMU_ST_ERROR;
+    parameters_changed(in);
+    ffmu_log_error(in, "%s: rolled back to the last good point t=%.9g: states, inputs and parameters are as they "
+                       "were there", fn, in->run.time);
+}
+
+/* Compares the envelope quantities of the current outputs with their limits;
+ * warns once per quantity (until reset) when one is beyond. */
+static void check_envelope(ffmu_instance *in)
+{
+    const ffmu_model *m = &FFMU_MODEL;
+    double value, limit;
+    int k, out;
+    for (k = 0; k < m->n_envelope; ++k) {
+        out = m->envelope_output[k];
+        value = in->y[out];
+        limit = in->p[m->envelope_limit[k]];
+        if (in->envelope_warned[k] || !(magnitude(value) > limit)) continue;
+        in->envelope_warned[k] = 1;
+        ffmu_log_model_warning(in,
+                               "t=%.9g s: %s = %.4g is beyond the validity envelope (|value| <= %s = %.4g): the %s; "
+                               "the model assumes small deflections and linear joint springs, so results from here "
+                               "on are outside its validity (output envelope.exceeded is 1 while this lasts; "
+                               "warned once)",
+                               in->run.time, name_at(m->output_names, out), value,
+                               name_at(m->parameter_names, m->envelope_limit[k]), limit,
+                               name_at(m->envelope_label, k));
+    }
 }
 
 /* ======================================================================== */
@@ -429,6 +517,19 @@ static int add_function(const ffmu_function *f, int n_in, int n_out, work_sizes 
     return 1;
 }
 
+/* NULL if the envelope tables index real outputs and parameters. */
+static const char *envelope_problem(const ffmu_model *m)
+{
+    int k;
+    if (m->n_envelope < 0) return "the envelope size is negative";
+    if (m->n_envelope > 0 && (!m->envelope_output || !m->envelope_limit)) return "the envelope tables are missing";
+    for (k = 0; k < m->n_envelope; ++k)
+        if (m->envelope_output[k] < 0 || m->envelope_output[k] >= m->ny || m->envelope_limit[k] < 0 ||
+            m->envelope_limit[k] >= m->np)
+            return "the envelope tables index no output or parameter";
+    return NULL;
+}
+
 /* NULL if the generated model data is usable, else what is wrong with it. */
 static const char *model_problem(work_sizes *ws)
 {
@@ -445,7 +546,7 @@ static const char *model_problem(work_sizes *ws)
     if (!add_function(&m->derivatives, 3, 1, ws)) return "the model function 'derivatives' is missing or invalid";
     if (!add_function(&m->outputs, 3, 1, ws)) return "the model function 'outputs' is missing or invalid";
     if (!add_function(&m->directional, 5, 2, ws)) return "the model function 'directional' is missing or invalid";
-    return NULL;
+    return envelope_problem(m);
 }
 
 /* calloc semantics; at least one element so that a size of 0 is no failure. */
@@ -469,6 +570,7 @@ void ffmu_free(ffmu_instance *in)
     release(&host, in->iw);
     release(&host, (void *)in->arg);
     release(&host, in->res);
+    release(&host, in->envelope_warned);
     release(&host, in);
 }
 
@@ -483,8 +585,8 @@ static double *carve(double **cursor, int n)
 static ffmu_instance *allocate_instance(const ffmu_host *host, const char *name, const work_sizes *ws)
 {
     const ffmu_model *m = &FFMU_MODEL;
-    size_t n_doubles = 5 * (size_t)m->nx + 2 * (size_t)m->nu + (size_t)m->np + (size_t)m->nc + 2 * (size_t)m->ny +
-                       (size_t)ws->w;
+    size_t n_doubles = 6 * (size_t)m->nx + 3 * (size_t)m->nu + 2 * (size_t)m->np + (size_t)m->nc +
+                       2 * (size_t)m->ny + (size_t)ws->w;
     double *block, *cursor;
     ffmu_instance *in = (ffmu_instance *)host->allocate(1, sizeof *in);
     if (!in) return NULL;
@@ -495,8 +597,9 @@ static ffmu_instance *allocate_instance(const ffmu_host *host, const char *name,
     in->iw = (ffmu_int *)allocate(host, (size_t)ws->iw, sizeof(ffmu_int));
     in->arg = (const double **)allocate(host, (size_t)ws->arg, sizeof(const double *));
     in->res = (double **)allocate(host, (size_t)ws->res, sizeof(double *));
+    in->envelope_warned = (int *)allocate(host, (size_t)m->n_envelope, sizeof(int));
     in->x = block; /* x starts the block: ffmu_free frees the block through it */
-    if (!in->name || !block || !in->iw || !in->arg || !in->res) {
+    if (!in->name || !block || !in->iw || !in->arg || !in->res || !in->envelope_warned) {
         ffmu_free(in);
         return NULL;
     }
@@ -512,6 +615,9 @@ static ffmu_instance *allocate_instance(const ffmu_host *host, const char *name,
     in->p = carve(&cursor, m->np + m->nc);
     in->y = carve(&cursor, m->ny);
     in->dy = carve(&cursor, m->ny);
+    in->x_good = carve(&cursor, m->nx);
+    in->u_good = carve(&cursor, m->nu);
+    in->p_good = carve(&cursor, m->np);
     in->w = carve(&cursor, (int)ws->w);
     return in;
 }
@@ -526,6 +632,8 @@ void ffmu_reset(ffmu_instance *in)
     memset(&in->run, 0, sizeof in->run);
     in->run.state = FFMU_ST_INSTANTIATED;
     parameters_changed(in);
+    for (i = 0; i < m->n_envelope; ++i) in->envelope_warned[i] = 0;
+    remember_good_point(in);
 }
 
 /* FNV-1a; tells snapshots of this model from those of other models. */
@@ -608,6 +716,8 @@ int ffmu_check_start(ffmu_instance *in, const char *fn)
         in->run.state = FFMU_ST_ERROR;
         return 0;
     }
+    check_envelope(in);
+    remember_good_point(in);
     return 1;
 }
 
@@ -805,7 +915,8 @@ int ffmu_get_continuous_states(ffmu_instance *in, const char *fn, double x[], si
     return 1;
 }
 
-/* A non-finite derivative is a failure of the model: error state. */
+/* A non-finite derivative is a failure of the model: back to the last state
+ * whose derivatives were finite, in the error state. */
 int ffmu_get_derivatives(ffmu_instance *in, const char *fn, double dx[], size_t nx)
 {
     const ffmu_model *m = &FFMU_MODEL;
@@ -813,7 +924,7 @@ int ffmu_get_derivatives(ffmu_instance *in, const char *fn, double dx[], size_t 
     int k;
     if (!ffmu_size_ok(in, fn, "nx", nx, m->nx) || !ffmu_array_ok(in, fn, "derivatives", dx, nx)) return 0;
     if (!compute_derivatives(in)) {
-        in->run.state = FFMU_ST_ERROR;
+        roll_back(in, fn);
         return 0;
     }
     k = first_nonfinite(in->xdot, m->nx);
@@ -821,10 +932,22 @@ int ffmu_get_derivatives(ffmu_instance *in, const char *fn, double dx[], size_t 
         suspect_hint(in, hint, sizeof hint);
         ffmu_log_error(in, "%s: the derivative of state '%s' is %s at t=%.9g%s", fn, name_at(m->state_names, k),
                        nonfinite_word(in->xdot[k]), in->run.time, hint);
-        in->run.state = FFMU_ST_ERROR;
+        roll_back(in, fn);
         return 0;
     }
     memcpy(dx, in->xdot, nx * sizeof(double));
+    remember_good_point(in);
+    return 1;
+}
+
+int ffmu_completed_integrator_step(ffmu_instance *in, const char *fn)
+{
+    if (!outputs_finite(in, fn)) {
+        roll_back(in, fn);
+        return 0;
+    }
+    check_envelope(in);
+    remember_good_point(in);
     return 1;
 }
 
@@ -845,10 +968,11 @@ int ffmu_get_nominals(ffmu_instance *in, const char *fn, double nominals[], size
  * double no longer counts steps exactly (and a real-time target would stall). */
 #define MAX_STEPS_PER_DOSTEP 1e12
 
-/* The communication point must be the instance's time and the step a whole
- * number of internal steps, which it returns in *n. */
+/* The communication point must be the instance's time and the step positive
+ * and finite: *n whole internal steps and a shorter last one of *rest (0 when
+ * the step is a multiple of h to 1e-9, the fast path). */
 static int communication_step_ok(const ffmu_instance *in, const char *fn, double point, double size,
-                                 long long *n)
+                                 long long *n, double *rest)
 {
     const double h = FFMU_MODEL.internal_step;
     const double t = in->run.time;
@@ -869,30 +993,38 @@ static int communication_step_ok(const ffmu_instance *in, const char *fn, double
         return 0;
     }
     steps = (long long)(ratio + 0.5);
-    if (steps < 1 || magnitude(size - (double)steps * h) > 1e-9 * size) {
-        ffmu_log_error(in, "%s: communication step size %.17g is not a multiple of the internal step %.17g s "
-                           "(the communication step must be an integer multiple of the internal step)",
-                       fn, size, h);
-        return 0;
+    if (steps >= 1 && magnitude(size - (double)steps * h) <= 1e-9 * size) {
+        *n = steps;
+        *rest = 0.0;
+        return 1;
     }
-    *n = steps;
+    *n = (long long)ratio; /* ratio > 0: truncation is floor */
+    *rest = size - (double)*n * h;
+    if (*rest >= h) { /* rounding of size / h just below an integer */
+        ++*n;
+        *rest = size - (double)*n * h;
+    }
+    if (*rest < 0) *rest = 0.0;
     return 1;
 }
 
 int ffmu_do_step(ffmu_instance *in, const char *fn, double point, double size)
 {
     long long n, i;
-    if (!communication_step_ok(in, fn, point, size, &n)) return 0;
+    double rest;
+    if (!communication_step_ok(in, fn, point, size, &n, &rest)) return 0;
     for (i = 0; i < n; ++i) {
-        if (!internal_step(in, fn)) {
-            in->run.state = FFMU_ST_ERROR;
+        if (!internal_step(in, fn, FFMU_MODEL.internal_step, 1)) {
+            roll_back(in, fn);
             return 0;
         }
     }
-    if (!outputs_finite(in, fn)) {
-        in->run.state = FFMU_ST_ERROR;
+    if ((rest > 0 && !internal_step(in, fn, rest, 0)) || !outputs_finite(in, fn)) {
+        roll_back(in, fn);
         return 0;
     }
+    check_envelope(in);
+    remember_good_point(in);
     return 1;
 }
 
@@ -979,6 +1111,7 @@ static void restore_snapshot(ffmu_instance *in, const ffmu_snapshot *s)
     memcpy(in->u, s->values + m->nx, (size_t)m->nu * sizeof(double));
     memcpy(in->p, s->values + m->nx + m->nu, (size_t)m->np * sizeof(double));
     parameters_changed(in);
+    remember_good_point(in);
 }
 
 int ffmu_get_state(ffmu_instance *in, const char *fn, void **state)
@@ -1016,28 +1149,32 @@ int ffmu_free_state(ffmu_instance *in, const char *fn, void **state)
 }
 
 /*
- * Serialized format, version 1 (native byte order; every field is copied
+ * Serialized format, version 2 (native byte order; every field is copied
  * with memcpy, so the buffer needs no alignment):
  *   char    tag[8]        "FFMUSTAT"
- *   uint32  version       1
+ *   uint32  version       2
  *   uint32  guid_length   then guid_length bytes of the GUID (no NUL)
  *   int32   fmu_type, machine_state, nx, nu, np, stop_time_defined
  *   int64   steps
- *   float64 start_time, stop_time, time
+ *   float64 start_time, stop_time, time, partial_time
  *   float64 x[nx], u[nu], p[np]
+ * Version 1 lacks partial_time (read as 0).
  */
 /* The format writes doubles as 8 bytes (compile-time check). */
 typedef char ffmu_double_is_8_bytes[sizeof(double) == 8 ? 1 : -1];
 
 static const char SERIAL_TAG[8] = {'F', 'F', 'M', 'U', 'S', 'T', 'A', 'T'};
-#define SERIAL_VERSION 1u
-#define SERIAL_PREFIX_SIZE (8 + 4 + 4)      /* tag, version, guid length */
-#define SERIAL_FIXED_SIZE (6 * 4 + 8 + 3 * 8) /* the fields after the GUID */
+#define SERIAL_VERSION 2u
+#define SERIAL_PREFIX_SIZE (8 + 4 + 4) /* tag, version, guid length */
+/* the fields after the GUID, of a version */
+#define SERIAL_FIXED_SIZE(version) (6 * 4 + 8 + ((version) >= 2 ? 4 : 3) * 8)
 
-static size_t serialized_size(void)
+static size_t serialized_size_of(uint32_t version)
 {
-    return SERIAL_PREFIX_SIZE + strlen(FFMU_MODEL.guid) + SERIAL_FIXED_SIZE + (size_t)value_count() * 8;
+    return SERIAL_PREFIX_SIZE + strlen(FFMU_MODEL.guid) + SERIAL_FIXED_SIZE(version) + (size_t)value_count() * 8;
 }
+
+static size_t serialized_size(void) { return serialized_size_of(SERIAL_VERSION); }
 
 typedef struct {
     unsigned char *pos;
@@ -1121,6 +1258,7 @@ int ffmu_serialize(ffmu_instance *in, const char *fn, const void *state, unsigne
     put(&wr, &s->run.start_time, 8);
     put(&wr, &s->run.stop_time, 8);
     put(&wr, &s->run.time, 8);
+    put(&wr, &s->run.partial_time, 8);
     put(&wr, s->values, (size_t)value_count() * 8);
     return 1;
 }
@@ -1167,9 +1305,9 @@ static int parse_serialized(ffmu_instance *in, const char *fn, const unsigned ch
         ffmu_log_error(in, "%s: the bytes are not a serialized flexfmu FMU state (bad magic tag)", fn);
         return 0;
     }
-    if (version != SERIAL_VERSION) {
-        ffmu_log_error(in, "%s: serialization format version %lu is not supported (this FMU reads version %u)", fn,
-                       (unsigned long)version, SERIAL_VERSION);
+    if (version != 1u && version != SERIAL_VERSION) {
+        ffmu_log_error(in, "%s: serialization format version %lu is not supported (this FMU reads versions 1 "
+                           "and %u)", fn, (unsigned long)version, SERIAL_VERSION);
         return 0;
     }
     if (stored_length != guid_length || rd.left < guid_length || memcmp(rd.pos, FFMU_MODEL.guid, guid_length) != 0) {
@@ -1180,7 +1318,7 @@ static int parse_serialized(ffmu_instance *in, const char *fn, const unsigned ch
     }
     rd.pos += guid_length;
     rd.left -= guid_length;
-    if (rd.left < SERIAL_FIXED_SIZE) {
+    if (rd.left < SERIAL_FIXED_SIZE(version)) {
         ffmu_log_error(in, "%s: the FMU state is truncated (%lu bytes)", fn, (unsigned long)size);
         return 0;
     }
@@ -1194,6 +1332,8 @@ static int parse_serialized(ffmu_instance *in, const char *fn, const unsigned ch
     get(&rd, &r->start_time, 8);
     get(&rd, &r->stop_time, 8);
     get(&rd, &r->time, 8);
+    r->partial_time = 0.0;
+    if (version >= 2) get(&rd, &r->partial_time, 8);
     if (type != (int)in->type) {
         ffmu_log_error(in, "%s: the FMU state was saved by a %s instance, this one is %s", fn,
                        type == FFMU_CO_SIMULATION    ? "co-simulation"
@@ -1211,13 +1351,13 @@ static int parse_serialized(ffmu_instance *in, const char *fn, const unsigned ch
                        FFMU_MODEL.nx, FFMU_MODEL.nu, FFMU_MODEL.np);
         return 0;
     }
-    expected = serialized_size();
+    expected = serialized_size_of(version);
     if (size != expected) {
         ffmu_log_error(in, "%s: the FMU state has %lu bytes, %lu expected", fn, (unsigned long)size,
                        (unsigned long)expected);
         return 0;
     }
-    if (steps < 0 || !isfinite(r->start_time) || !isfinite(r->time) ||
+    if (steps < 0 || !isfinite(r->start_time) || !isfinite(r->time) || !isfinite(r->partial_time) ||
         (r->stop_time_defined && !isfinite(r->stop_time))) {
         ffmu_log_error(in, "%s: the FMU state has an invalid time or step count", fn);
         return 0;

@@ -18,9 +18,21 @@
  * Conventions. Functions that can fail return 1 on success and 0 after
  * logging why. A failure caused by the caller (a wrong argument, value
  * reference or call sequence) leaves the instance unchanged; a numerical
- * failure of the model (a non-finite state, derivative or output, or a
- * CasADi function reporting failure) puts it in FFMU_ST_ERROR, from where
- * only inspection, restoring a state, resetting and freeing work.
+ * failure of the model (a non-finite or diverged state, derivative or
+ * output, or a CasADi function reporting failure) puts it in FFMU_ST_ERROR,
+ * from where only inspection, restoring a state, resetting and freeing
+ * work. Such a failure first rolls the instance back to its last good
+ * point (the end of the last successful communication step, or in model
+ * exchange the last state whose derivatives were finite): states, inputs,
+ * parameters and time are as they were there, so every value read
+ * afterwards is that point's, and fmi2GetFMUstate / fmi2Reset work as ever.
+ *
+ * Validity envelope. After every communication step (co-simulation) and
+ * completed integrator step (model exchange) the envelope quantities of the
+ * model (ffmu_model.h) are compared with their limits; the first time one
+ * is beyond its limit a warning names it and the time (once per quantity
+ * until fmi2Reset). The model's own output envelope.exceeded is 1 while
+ * any is beyond.
  *
  * Memory and threads. There is no mutable global or static state. An
  * instance owns all its memory, allocated through the host's allocator when
@@ -106,8 +118,9 @@ typedef struct {
     double start_time;
     double stop_time; /* recorded, not enforced */
     int stop_time_defined;
-    double time;     /* ME: last set time; CS: start_time + steps * h */
-    long long steps; /* CS: internal steps done since start_time */
+    double time;     /* ME: last set time; CS: start_time + steps * h + partial_time */
+    long long steps; /* CS: whole internal steps done since start_time */
+    double partial_time; /* CS: the shorter last steps of communication steps that are no multiple of h, s */
 } ffmu_run_state;
 
 typedef struct {
@@ -124,6 +137,11 @@ typedef struct {
     int constants_valid; /* c(p) in p[np..np+nc) matches p[0..np) */
     double *x_next;     /* result of one internal step (CasADi's res must not alias arg) */
     double *dx, *du, *dxdot, *dy; /* seeds and results of directional derivatives */
+
+    /* The last good point, where a failed step rolls back to: x, u and p (without c) and the run state. */
+    double *x_good, *u_good, *p_good;
+    ffmu_run_state run_good;
+    int *envelope_warned; /* n_envelope flags: the envelope warning of quantity k was logged */
 
     /* CasADi work arrays, sized as the maximum over the model's functions */
     const double **arg;
@@ -142,6 +160,8 @@ extern const char *const FFMU_LOG_CATEGORY_NAMES[FFMU_LOG_CATEGORY_COUNT];
 void ffmu_log_error(const ffmu_instance *in, const char *fmt, ...) FFMU_PRINTF(2, 3);
 void ffmu_log_warning(const ffmu_instance *in, const char *fmt, ...) FFMU_PRINTF(2, 3);
 void ffmu_log_trace(const ffmu_instance *in, const char *fmt, ...) FFMU_PRINTF(2, 3);
+/* A warning about the model's validity: always logged, as errors are (it comes once per quantity and run). */
+void ffmu_log_model_warning(const ffmu_instance *in, const char *fmt, ...) FFMU_PRINTF(2, 3);
 /* Before an instance exists. */
 void ffmu_log_host_error(const ffmu_host *host, const char *instance_name, const char *fmt, ...) FFMU_PRINTF(3, 4);
 
@@ -193,12 +213,17 @@ int ffmu_set_continuous_states(ffmu_instance *in, const char *fn, const double x
 int ffmu_get_continuous_states(ffmu_instance *in, const char *fn, double x[], size_t nx);
 int ffmu_get_derivatives(ffmu_instance *in, const char *fn, double dx[], size_t nx);
 int ffmu_get_nominals(ffmu_instance *in, const char *fn, double nominals[], size_t nx);
+/* An accepted integrator step: the envelope is checked and the point becomes the last good one. */
+int ffmu_completed_integrator_step(ffmu_instance *in, const char *fn);
 
 /* ---- co-simulation ---------------------------------------------------------- */
 
-/* Advances from ``point`` (which must be the current time) by ``size``, a
- * whole number of internal steps; after a failure x and the time are those
- * of the last good internal step. */
+/* Advances from ``point`` (which must be the current time) by ``size`` > 0:
+ * the whole internal steps it holds, then one shorter step for the rest
+ * when ``size`` is no multiple of h (a multiple within 1e-9 takes only whole
+ * steps). After a failure the instance is back at its last good point, the
+ * end of the previous step (states, inputs and parameters as they were
+ * there, and its time), in FFMU_ST_ERROR. */
 int ffmu_do_step(ffmu_instance *in, const char *fn, double point, double size);
 
 /* ---- FMU state snapshots ---------------------------------------------------- */

@@ -69,6 +69,14 @@ typedef struct {
      * outputs:     (x, u, pc) -> (y[ny])
      * directional: (x, u, pc, dx[nx], du[nu]) -> (dxdot[nx], dy[ny])   forward AD */
     ffmu_function constants, step, derivatives, outputs, directional;
+
+    /* The validity envelope: the model's assumptions (small deflections of assumed-mode links, linear joint
+     * springs) hold while |y[envelope_output[k]]| <= p[envelope_limit[k]] for every k < n_envelope;
+     * envelope_label[k] says what output k measures, for messages (arrays NULL when n_envelope is 0). */
+    int n_envelope;
+    const int *envelope_output;        /* indices into y */
+    const int *envelope_limit;         /* indices into p */
+    const char *const *envelope_label; /* "tip deflection of link 2 relative to its length" */
 } ffmu_model;
 
 /* Defined in the generated model_data.c. */

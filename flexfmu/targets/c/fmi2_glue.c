@@ -319,7 +319,7 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStat
         return fmi2Error;
     *enterEventMode = fmi2False;
     *terminateSimulation = fmi2False;
-    return fmi2OK;
+    return status(ffmu_completed_integrator_step(in, fn)); /* the validity envelope, the last good point */
 }
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)

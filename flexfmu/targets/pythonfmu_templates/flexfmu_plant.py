@@ -1,11 +1,14 @@
 """PythonFMU slave of a flexfmu arm: the plant as a co-simulation FMU.
 
-Why it exists: a second, independent implementation of the plant FMU that
-runs the Model's own CasADi Functions in Python with CVODES (BDF, tight
-tolerances), so the native C FMU (generated code, fixed-step integrator) can
-be cross-checked under the same master, start values and output names. It
-is a desktop tool: the importing machine needs Python with flexfmu and
-casadi, and it is far too slow for real-time targets.
+Why it exists: a second implementation of the native FMU's discrete
+system. It integrates the Model's own CasADi graph (closed-form M, h and B,
+an LDL solve) with the native FMU's fixed-step scheme and internal step
+(``flexfmu.integrate.step_function`` over
+``flexfmu.dynamics.compiled.graph_dynamics``), where the native FMU runs
+generated articulated-body passes. Same scheme, same step, same inputs: the
+two must agree to round-off, so any difference is a defect of one of them,
+not a tolerance. It is a desktop tool: the importing machine needs Python
+with flexfmu and casadi, and it is far too slow for real-time targets.
 
 The exporter copies this file into the FMU's ``resources/`` with the arm
 TOML and ``flexfmu_config.json`` (see ``flexfmu.targets.pythonfmu``).
@@ -21,6 +24,9 @@ from pythonfmu import DefaultExperiment, Fmi2Slave, Real
 from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variability
 
 import flexfmu
+from flexfmu.dynamics.compiled import graph_dynamics
+from flexfmu.integrate import step_function
+from flexfmu.targets.model_data import envelope_entries
 from flexfmu.targets.pythonfmu_templates.description import complete_description, read_config
 from flexfmu.targets.variables import VR_ACCELERATION, VR_BLOCK, VR_INPUT, VR_OUTPUT, VR_PARAMETER, VR_STATE, fmu_variables
 
@@ -28,19 +34,30 @@ from flexfmu.targets.variables import VR_ACCELERATION, VR_BLOCK, VR_INPUT, VR_OU
 SETTABLE = {VR_PARAMETER: "_p", VR_STATE: "_x", VR_INPUT: "_u"}
 
 
-def held_input_integrator(model, rtol: float, atol: float) -> ca.Function:
-    """CVODES (BDF) over one communication step, built once.
-
-    Time is scaled to s = (t - t_k) / h on [0, 1], so one integrator serves
-    every step size: dx/ds = h f(x, u, p) with CVODES' parameter [u; p; h].
-    A call is a fresh CVODES run, i.e. the integrator restarts at every
-    step, where the held input may jump.
-    """
+def advance_function(model, integrator: str, h: float, substeps: int) -> ca.Function:
+    """(x, u, p) -> the state after ``substeps`` fixed steps of size ``h`` of ``integrator`` with u
+    held: one communication step, one call."""
+    step = step_function(graph_dynamics(model), integrator)
     n, nu, npar = len(model.coordinates), len(model.inputs), len(model.parameters)
-    x, up = ca.MX.sym("x", 2 * n), ca.MX.sym("up", nu + npar + 1)
-    ode = up[-1] * model.state_derivative(x, up[:nu], up[nu:nu + npar])
-    options = {"abstol": atol, "reltol": rtol, "linear_multistep_method": "bdf", "max_num_steps": 1_000_000}
-    return ca.integrator("flexfmu_plant_step", "cvodes", {"x": x, "p": up, "ode": ode}, 0.0, 1.0, options)
+    x, u, p = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
+    x_next = x
+    for _ in range(substeps):
+        x_next = step(x_next, u, p, h)
+    return ca.Function("flexfmu_plant_step", [x, u, p], [x_next])
+
+
+def split_step(size: float, h: float) -> list[tuple[float, int]]:
+    """The fixed steps of one communication step of ``size`` s with the internal step ``h``, as the native
+    FMU's instance code takes them: [(h, n)] when ``size`` is a whole number n of h (to 1e-9), else the
+    whole steps it holds and one shorter step for the rest."""
+    whole = round(size / h)
+    if whole >= 1 and abs(size - whole * h) <= 1e-9 * size:
+        return [(h, whole)]
+    whole = int(size // h)
+    rest = size - whole * h
+    if rest >= h:  # rounding of size / h just below an integer
+        whole, rest = whole + 1, size - (whole + 1) * h
+    return [(h, whole)] * (whole > 0) + [(rest, 1)] * (rest > 0)
 
 
 def observation(model) -> ca.Function:
@@ -66,16 +83,19 @@ class FlexfmuPlant(Fmi2Slave):
         self.description = config["description"]
         self.default_experiment = DefaultExperiment(
             start_time=0.0, stop_time=config["stop_time"], step_size=config["communication_step"],
-            tolerance=config["rtol"],
         )
         model = flexfmu.build_model(flexfmu.load_arm(Path(self.resources) / config["arm"]))
         n = len(model.coordinates)
         self._x = np.zeros(2 * n)
         self._u = np.zeros(len(model.inputs))
         self._p = model.nominal_parameters
-        self._step = held_input_integrator(model, config["rtol"], config["atol"])
+        self._model, self._integrator, self._h = model, config["integrator"], config["internal_step"]
+        self._advance = {}  # (step size, count) -> advance_function
         self._observation = observation(model)
         self._observed = None  # (qdd, y) at the current (x, u, p); None when stale
+        self._envelope = [(model.output_names[k], k, limit, model.parameter_table[limit].name, label)
+                          for k, limit, label in envelope_entries(model)]
+        self._warned = set()  # envelope quantities warned about (once each, as the native FMU does)
         self._units = {}
         for variable in fmu_variables(model):
             self._register(variable)
@@ -115,14 +135,26 @@ class FlexfmuPlant(Fmi2Slave):
     def do_step(self, current_time: float, step_size: float) -> bool:
         if step_size <= 0:
             return True
-        try:
-            xf = self._step(x0=self._x, p=np.concatenate([self._u, self._p, [step_size]]))["xf"].full().ravel()
-        except RuntimeError as error:
-            self.log(f"CVODES failed on [{current_time}, {current_time + step_size}] s: {error}", Fmi2Status.error)
-            return False
+        xf = self._x
+        for size, count in split_step(step_size, self._h):
+            if (size, count) not in self._advance:
+                self._advance[(size, count)] = advance_function(self._model, self._integrator, size, count)
+            xf = self._advance[(size, count)](xf, self._u, self._p).full().ravel()
         if not np.all(np.isfinite(xf)):
             self.log(f"non-finite state at t = {current_time + step_size} s", Fmi2Status.error)
             return False
         self._x = xf
         self._observed = None
+        self._check_envelope(current_time + step_size)
         return True
+
+    def _check_envelope(self, time: float) -> None:
+        """Warn once per quantity that is beyond its validity envelope at ``time`` (as the native FMU)."""
+        y = self._observe()[1]
+        for name, k, limit, limit_name, label in self._envelope:
+            if name in self._warned or not abs(y[k]) > self._p[limit]:
+                continue
+            self._warned.add(name)
+            self.log(f"t={time:.9g} s: {name} = {y[k]:.4g} is beyond the validity envelope (|value| <= "
+                     f"{limit_name} = {self._p[limit]:.4g}): the {label}; results from here on are outside the "
+                     f"model's validity (warned once)", Fmi2Status.warning)

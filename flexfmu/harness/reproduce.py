@@ -1,0 +1,127 @@
+"""``flexfmu reproduce``: every published or analytic number flexfmu can compute, in one report.
+
+A reproduction is one entry of the registry
+(``flexfmu.harness.reproductions.REPRODUCTIONS``): a name, a title and a
+function that computes its rows (and may draw a figure into the output
+folder). A row is one number: where it comes from, the published value,
+ours, the relative difference, the tolerance and what it means, and the
+verdict. Adding a reproduction (a new paper's table, a new benchmark) is one
+module with its function and one line in the registry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Row:
+    """One reproduced number.
+
+    Attributes
+    ----------
+    source : str
+        Paper, table or equation the published value comes from.
+    quantity : str
+        What is compared, with its conditions.
+    published : float
+        The published (or analytic) value.
+    ours : float
+        flexfmu's value.
+    unit : str
+    tolerance : str
+        What the verdict requires, in words (e.g. ``"abs(rel) <= 1e-6"``, ``"ours > 1"``).
+    passed : bool
+    note : str
+        Why we differ, where we do.
+    """
+
+    source: str
+    quantity: str
+    published: float
+    ours: float
+    unit: str
+    tolerance: str
+    passed: bool
+    note: str = ""
+
+    @property
+    def relative_difference(self) -> float:
+        """ours / published - 1 (nan for a published zero)."""
+        return self.ours / self.published - 1.0 if self.published else math.nan
+
+
+def relative_row(source: str, quantity: str, published: float, ours: float, unit: str, tolerance: float,
+                 note: str = "") -> Row:
+    """A row that passes when ``ours`` is within the relative ``tolerance`` of ``published``; the other
+    parameters (``source``, ``quantity``, ``unit``, ``note``) as for :class:`Row`."""
+    passed = abs(ours / published - 1.0) <= tolerance
+    return Row(source, quantity, float(published), float(ours), unit, f"abs(rel) <= {tolerance:g}", bool(passed), note)
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """An entry of the registry: ``rows(out)`` computes the rows, drawing any figure into the folder
+    ``out`` (named in ``figures``)."""
+
+    name: str
+    title: str
+    rows: Callable[[Path], list[Row]]
+    figures: tuple = field(default=())
+
+
+def reproduce(out: Path, names: list[str] | None = None) -> dict:
+    """Run the reproductions (all, or those named in ``names``) and write report.json and report.md
+    into ``out``; returns the report's data.
+
+    Raises
+    ------
+    KeyError
+        For a name that is not in the registry.
+    """
+    from flexfmu.harness.reproductions import REPRODUCTIONS
+
+    registry = {entry.name: entry for entry in REPRODUCTIONS}
+    unknown = sorted(set(names or ()) - set(registry))
+    if unknown:
+        raise KeyError(f"no reproduction {', '.join(unknown)}; there are {', '.join(registry)}")
+    out.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for name in names or registry:
+        entry = registry[name]
+        began = time.perf_counter()
+        rows = entry.rows(out)
+        sections.append({"name": name, "title": entry.title, "seconds": time.perf_counter() - began,
+                         "figures": list(entry.figures),
+                         "rows": [asdict(row) | {"relative_difference": row.relative_difference} for row in rows]})
+    data = {"passed": all(row["passed"] for s in sections for row in s["rows"]), "reproductions": sections}
+    (out / "report.json").write_text(json.dumps(data, indent=2))
+    (out / "report.md").write_text(markdown(data))
+    return data
+
+
+def markdown(data: dict) -> str:
+    """The report's Markdown: one table per reproduction (from ``data``, as :func:`reproduce` returns)."""
+    rows = [row for s in data["reproductions"] for row in s["rows"]]
+    lines = ["# flexfmu reproduces published and analytic numbers", "",
+             f"Result: **{'PASS' if data['passed'] else 'FAIL'}** ({sum(r['passed'] for r in rows)} of {len(rows)} "
+             f"rows within tolerance). Relative difference = ours / published - 1.", ""]
+    for section in data["reproductions"]:
+        lines += [f"## {section['title']}", "",
+                  "| source | quantity | published | ours | unit | rel. difference | tolerance | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for row in section["rows"]:
+            relative = row["relative_difference"]
+            relative = "n/a" if math.isnan(relative) else f"{relative:+.2e}"
+            lines.append(f"| {row['source']} | {row['quantity']} | {row['published']:.6g} | {row['ours']:.6g} | "
+                         f"{row['unit']} | {relative} | {row['tolerance']} | "
+                         f"{'PASS' if row['passed'] else '**FAIL**'} |")
+        notes = [row["note"] for row in section["rows"] if row["note"]]
+        lines += [""] + [f"- {note}" for note in dict.fromkeys(notes)] + [""]
+        lines += [f"![{section['name']}]({figure})" for figure in section["figures"]] + [""]
+    return "\n".join(lines)

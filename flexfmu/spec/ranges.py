@@ -1,0 +1,97 @@
+"""Physical ranges of the planar spec's numbers and sizes, each with its reason.
+
+Every number of an arm file is checked against a range: a value outside it
+is a typing slip or a unit mistake (a length in mm, a stiffness in N mm), and
+at the extremes the model's products (L^4, G^2 Ir, m L^2) leave the range in
+which double precision keeps an arm's mass matrix positive definite. The
+ranges are wide enough for anything from a millimetre micro-manipulator to a
+space arm moving a shuttle-sized payload. ``docs/spec.md`` prints this table
+(its block runs :func:`table`), so the documentation cannot drift from it.
+
+The sizes are bounded for time: building the Model grows as the cube of the
+number of coordinates (measured: 100 rigid links 1.8 s, 200 links 16 s, 400
+links 160 s) and compiling an FMU as the size of the generated C (an arm of
+120 coordinates takes about 90 s), so a larger arm is refused up front.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Range:
+    """Allowed values of one kind of number: ``low <= value <= high``, in ``unit``, for the keys
+    ``applies`` lists, because of ``reason``."""
+
+    low: float
+    high: float
+    unit: str
+    applies: str
+    reason: str
+
+    @property
+    def bounds(self) -> dict:
+        """The keyword bounds of :func:`flexfmu.spec.checks.number`."""
+        return {"ge": self.low, "le": self.high}
+
+    def text(self) -> str:
+        """The range as written in messages and docs: "in [0.001, 100]"."""
+        return f"in [{self.low:g}, {self.high:g}]"
+
+
+RANGES = {
+    "length": Range(1e-3, 100.0, "m", "link `length`",
+                    "a millimetre micro-manipulator to a 100 m boom (space arms are under 20 m)"),
+    "mass": Range(1e-6, 1e6, "kg", "link `mass`", "a milligram to a thousand tonnes"),
+    "added_mass": Range(0.0, 1e6, "kg", "`lumped_mass.mass`, `payload.mass`, `modes.tip_mass`",
+                        "none to a thousand tonnes (a space arm's payload is about 100 t)"),
+    "mass_per_length": Range(1e-6, 1e5, "kg/m", "`mass_per_length`, also as `mass / length`",
+                             "a thread to a solid steel bar 4 m across"),
+    "EI": Range(1e-6, 1e12, "N.m2", "`EI`, also as `E * I`", "a thin plastic strip to a bridge girder"),
+    "E": Range(1e3, 1e13, "Pa", "`E`", "a soft gel to ten times diamond"),
+    "I": Range(1e-24, 1.0, "m4", "`I`", "a 10 um fibre to a beam a metre deep"),
+    "inertia": Range(1e-15, 1e8, "kg.m2", "rigid link `inertia`",
+                     "a rigid body's own inertia is positive (m L^2/12 of the smallest link is 8e-14) and at most "
+                     "that of a 100 m link of 1000 t"),
+    "added_inertia": Range(0.0, 1e8, "kg.m2", "`lumped_mass.inertia`, `payload.inertia`, `modes.tip_inertia`",
+                           "none to the largest link's"),
+    "com": Range(-10.0, 10.0, "link lengths", "each component of `com`",
+                 "within ten link lengths of the joint: counterweights and offsets, not typing slips"),
+    "gravity": Range(-1e3, 1e3, "m/s2", "each component of `gravity`", "up to 100 g (centrifuge tests)"),
+    "stiffness": Range(1e-3, 1e9, "N.m/rad", "`joint.stiffness`",
+                       "a rubber coupling to beyond the stiffest harmonic drives"),
+    "spring_damping": Range(0.0, 1e6, "N.m.s/rad", "`joint.spring_damping`", "none to far beyond critical"),
+    "rotor_inertia": Range(0.0, 1e3, "kg.m2", "`joint.rotor_inertia` (rigid joint)",
+                           "no rotor to a large motor with a flywheel"),
+    "flexible_rotor_inertia": Range(1e-12, 1e3, "kg.m2", "`joint.rotor_inertia` (flexible joint)",
+                                    "the rotor angle is a coordinate, so its inertia must be positive"),
+    "gear_ratio": Range(1e-2, 1e4, "1", "`joint.gear_ratio`", "a 1:100 speed-up to a four-stage 10000:1 reduction"),
+    "viscous_friction": Range(0.0, 1e6, "N.m.s/rad", "`joint.viscous_friction`", "none to a joint that barely moves"),
+    "coulomb_friction": Range(0.0, 1e6, "N.m", "`joint.coulomb_friction`", "none to the largest brakes"),
+    "coulomb_velocity": Range(1e-6, 1e3, "rad/s", "`joint.coulomb_velocity`",
+                              "a sharp switch (a stiff ODE, small steps) to a gentle one"),
+    "damping_coefficient": Range(0.0, 1e6, "N.s/m", "`modes.damping_coefficient`", "none to far beyond critical"),
+}
+DAMPING_RATIO = Range(0.0, 1.0, "1", "`modes.damping_ratio`", "underdamped modes: 1 or more is no oscillation")
+
+MAX_LINKS = 20
+MAX_LUMPED_MASSES = 100
+MAX_COORDINATES = 100
+SIZES = {
+    "links": (MAX_LINKS, "the FMU benchmark covers 1..10 links; the C code grows with every link"),
+    "lumped masses": (MAX_LUMPED_MASSES, "more point masses than any arm carries; each adds terms to every link "
+                                         "beyond it"),
+    "coordinates": (MAX_COORDINATES, "joint angles, rotor angles and modes together: the Model builds in about a "
+                                     "second at 100 (n^3: 16 s at 200, 160 s at 400) and its FMU compiles in "
+                                     "about a minute"),
+}
+
+
+def table() -> str:
+    """The ranges and size limits as a Markdown table (what docs/spec.md shows)."""
+    rows = ["| applies to | range | unit | why |", "|---|---|---|---|"]
+    rows += [f"| {r.applies} | [{r.low:g}, {r.high:g}] | {r.unit} | {r.reason} |" for r in RANGES.values()]
+    rows.append(f"| {DAMPING_RATIO.applies} | [0, 1) | 1 | {DAMPING_RATIO.reason} |")
+    rows += [f"| number of {what} | at most {limit} | - | {reason} |" for what, (limit, reason) in SIZES.items()]
+    return "\n".join(rows)

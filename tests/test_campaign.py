@@ -1,0 +1,140 @@
+"""Campaigns on Dask: a parallel run equals the serial one bit for bit, a
+failing point is a row and not the end, an interrupted campaign resumes, and
+sweeps are parsed as written."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from flexfmu.data import resolve_arm, resolve_scenario
+from flexfmu.harness.campaign import JOURNAL, CampaignSettings, read_journal, run_campaign
+from flexfmu.harness.sweep import SweepError, grid_points, parse_vary, run_sweep, sample_points
+
+ARM, SCENARIO = resolve_arm("yu_chen_2dof"), resolve_scenario("pd_circle")
+# kd = 1e6 N m s/rad sampled at 1 kHz is far beyond stability: that point diverges
+POINTS = grid_points([("payload.mass", [0.0, 0.3]), ("kd", [25.0, 1e6])])
+
+
+@pytest.fixture(scope="module")
+def serial_and_parallel(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sweeps")
+    serial = run_sweep(ARM, SCENARIO, POINTS, folder / "serial", CampaignSettings(workers=0), duration=0.3)
+    parallel = run_sweep(ARM, SCENARIO, POINTS, folder / "parallel", CampaignSettings(workers=2), duration=0.3)
+    return folder, serial, parallel
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_two_workers_give_the_serial_numbers_bit_for_bit(serial_and_parallel):
+    _, serial, parallel = serial_and_parallel
+    assert [row["point"] for row in serial] == [row["point"] for row in parallel]
+    for a, b in zip(serial, parallel):
+        figures = [key for key in a if key not in ("seconds", "error")]
+        assert figures == [key for key in b if key not in ("seconds", "error")]
+        assert all(a[key] == b[key] for key in figures), (a, b)
+    ok = [row for row in serial if row["status"] == "ok"]
+    assert len(ok) == 2 and all(np.isfinite(row["tracking [rad^2 s]"]) for row in ok)
+    # a heavier payload changes the run: the numbers are the points' own
+    assert ok[0]["tracking [rad^2 s]"] != ok[1]["tracking [rad^2 s]"]
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_a_failing_point_is_a_row_with_its_error_and_the_others_finish(serial_and_parallel):
+    folder, serial, parallel = serial_and_parallel
+    for rows in (serial, parallel):
+        failed = [row for row in rows if row["status"] == "failed"]
+        assert [row["kd"] for row in failed] == [1e6, 1e6]
+        assert all(row["error"] for row in failed)
+        assert len(rows) == len(POINTS)
+    table = (folder / "parallel" / "results.csv").read_text().splitlines()
+    assert len(table) == 1 + len(POINTS) and table[0].startswith("point,payload.mass,kd,status,error")
+    assert (folder / "parallel" / "summary.png").stat().st_size > 10_000
+
+
+def _square(point: dict) -> dict:
+    return {"square": point["x"] ** 2}
+
+
+def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):
+    points = [{"x": float(x)} for x in range(6)]
+    settings = CampaignSettings(workers=0)
+    complete = run_campaign(points, _square, tmp_path / "complete", settings, "test")
+
+    calls = []
+
+    def counting(point: dict) -> dict:
+        calls.append(point["x"])
+        return _square(point)
+
+    interrupted = tmp_path / "interrupted"
+    run_campaign(points, counting, interrupted, settings, "test")
+    lines = (interrupted / JOURNAL).read_text().splitlines()
+    # killed while writing the fourth row: three rows and half a line survive
+    (interrupted / JOURNAL).write_text("\n".join(lines[:3]) + "\n" + lines[3][: len(lines[3]) // 2])
+    assert len(read_journal(interrupted)) == 3
+    calls.clear()
+    resumed = run_campaign(points, counting, interrupted, settings, "test")
+    assert calls == [3.0, 4.0, 5.0]
+    assert [row["square"] for row in resumed] == [row["square"] for row in complete] == [x * x for x in range(6)]
+    calls.clear()
+    run_campaign(points, counting, interrupted, settings, "test")
+    assert calls == []
+
+
+def test_a_failed_point_is_retried_when_the_campaign_runs_again(tmp_path):
+    attempts = []
+
+    def flaky(point: dict) -> dict:
+        attempts.append(point["x"])
+        if len(attempts) == 1:
+            raise RuntimeError("worker lost its licence server")
+        return _square(point)
+
+    first = run_campaign([{"x": 2.0}], flaky, tmp_path, CampaignSettings(workers=0), "test")
+    assert first[0]["status"] == "failed" and "licence server" in first[0]["error"]
+    second = run_campaign([{"x": 2.0}], flaky, tmp_path, CampaignSettings(workers=0), "test")
+    assert second[0]["status"] == "ok" and second[0]["square"] == 4.0
+    assert json.loads((tmp_path / JOURNAL).read_text().splitlines()[-1])["status"] == "ok"
+
+
+def test_vary_specifications():
+    assert parse_vary("payload.mass=0:0.5:6") == ("payload.mass", [0.5 * k for k in range(13)])
+    assert parse_vary("kp=50,125,200") == ("kp", [50.0, 125.0, 200.0])
+    assert len(grid_points([parse_vary("a=1,2,3"), parse_vary("b=0:1:1")])) == 6
+    for bad in ("kp", "kp=", "kp=1:0:2", "kp=2:1:1", "kp=a,b"):
+        with pytest.raises(SweepError, match="--vary"):
+            parse_vary(bad)
+
+
+def test_samples_follow_their_distributions(tmp_path):
+    path = tmp_path / "d.toml"
+    path.write_text('[parameters."payload.mass"]\ndistribution = "uniform"\nlow = 0.1\nhigh = 0.3\n'
+                    '[parameters.kp]\ndistribution = "normal"\nmean = 125.0\nstd = 10.0\n')
+    points = sample_points(path, 4000, seed=3)
+    masses, gains = (np.array([p[name] for p in points]) for name in ("payload.mass", "kp"))
+    assert masses.min() >= 0.1 and masses.max() <= 0.3 and abs(masses.mean() - 0.2) < 0.005
+    assert abs(gains.mean() - 125.0) < 0.6 and abs(gains.std() - 10.0) < 0.5
+    assert sample_points(path, 5, seed=3) == sample_points(path, 5, seed=3) != sample_points(path, 5, seed=4)
+    path.write_text('[parameters.kp]\ndistribution = "lognormal"\n')
+    with pytest.raises(SweepError, match="parameters.kp.distribution must be one of uniform, normal"):
+        sample_points(path, 3, seed=0)
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_path):
+    from flexfmu.harness.crosscheck import crosscheck
+
+    cases = [(resolve_arm("subudhi_morris_2link"), "bang_bang")]
+    serial = crosscheck(cases, tmp_path / "serial", duration=0.3)
+    parallel = crosscheck(cases, tmp_path / "parallel", duration=0.3, campaign=CampaignSettings(workers=2))
+    (a,), (b,) = serial["cases"], parallel["cases"]
+    assert set(a["runs"]) == set(b["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me",
+                                                 "pythonfmu-cs"}
+    assert [(c["first"], c["second"], c["output"], c["max_abs"]) for c in a["comparisons"]] == \
+        [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
+    assert a["figures"] == b["figures"] and serial["passed"] and parallel["passed"]

@@ -1,0 +1,61 @@
+"""The harness leaves nothing behind and keeps logs short.
+
+A cross-check extracts FMUs, builds Python-backed ones and compiles native
+ones, all in temporary folders: after it, the temporary directory holds
+what it held before. Progress is a live tqdm bar on a terminal and a single
+final line per run when stderr is a file or a pipe (a CI log).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tempfile
+
+import pytest
+
+from flexfmu.harness.crosscheck import RUNS, run_case
+from flexfmu.harness.progress import Progress
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_single_final_line_when_not_a_terminal():
+    stream = io.StringIO()
+    progress = Progress("arm/scenario: reference", stream)
+    for done in range(1, 1001):
+        progress(done, 1000)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and re.fullmatch(r"arm/scenario: reference: 1000 steps in \d+\.\d s", lines[0])
+
+
+def test_progress_draws_a_bar_on_a_terminal():
+    stream = Terminal()
+    progress = Progress("arm/scenario: reference", stream)
+    for done in range(1, 1001):
+        progress(done, 1000)
+    text = stream.getvalue()
+    assert "\r" in text and "1000/1000" in text and "arm/scenario: reference" in text
+
+
+@pytest.mark.compiler
+def test_a_crosscheck_leaves_the_temporary_directory_as_it_found_it(tmp_path, monkeypatch, capsys):
+    """Every run of a cross-check (reference, native FMU in both interfaces, Python-backed FMU, controller
+    FMU) in a private temporary directory, for this process and the compilers it starts; the count of its
+    entries before and after must agree. Its progress: one line per run on a stderr that is no terminal."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    before = sorted(p.name for p in private.iterdir())
+    case = run_case("yu_chen_2dof", "pd_circle", tmp_path / "out", duration=0.02, runs=RUNS)
+    assert set(case["runs"]) == set(RUNS)
+    assert sorted(p.name for p in private.iterdir()) == before == []
+    lines = capsys.readouterr().err.splitlines()
+    progress = [line for line in lines if re.fullmatch(r"yu_chen_2dof/pd_circle: \S+: \d+ steps in \d+\.\d s", line)]
+    assert len(progress) == len(RUNS), lines

@@ -1,0 +1,52 @@
+"""flexfmu reproduce: every row of every reproduction within its tolerance,
+and a report that holds the rows it claims."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flexfmu.cli import main
+from flexfmu.harness.reproduce import Row, relative_row
+from flexfmu.harness.reproductions import REPRODUCTIONS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce")
+    status = main(["reproduce", "--out", str(out)])
+    return status, out, json.loads((out / "report.json").read_text())
+
+
+def test_every_reproduced_number_is_within_its_tolerance(report):
+    status, _, data = report
+    failed = [f"{row['source']}: {row['quantity']}: published {row['published']}, ours {row['ours']}"
+              for section in data["reproductions"] for row in section["rows"] if not row["passed"]]
+    assert not failed, failed
+    assert status == 0 and data["passed"]
+    assert [section["name"] for section in data["reproductions"]] == [entry.name for entry in REPRODUCTIONS]
+
+
+def test_the_report_holds_every_row_and_figure(report):
+    _, out, data = report
+    markdown = (out / "report.md").read_text()
+    for section in data["reproductions"]:
+        assert f"## {section['title']}" in markdown
+        for row in section["rows"]:
+            assert f"| {row['source']} | {row['quantity']} | {row['published']:.6g} | {row['ours']:.6g} |" in markdown
+        for figure in section["figures"]:
+            assert (out / figure).stat().st_size > 10_000 and f"]({figure})" in markdown
+
+
+def test_a_row_outside_its_tolerance_fails():
+    assert relative_row("s", "q", 2.0, 2.0 * (1 + 2e-6), "1", 1e-6).passed is False
+    assert relative_row("s", "q", 2.0, 2.0 * (1 + 5e-7), "1", 1e-6).passed is True
+    assert Row("s", "q", 4.0, 5.0, "1", "t", False).relative_difference == pytest.approx(0.25)
+
+
+def test_an_unknown_reproduction_is_a_usage_error(tmp_path, capsys):
+    assert main(["reproduce", "--only", "paper999", "--out", str(tmp_path)]) == 2
+    assert "no reproduction paper999" in capsys.readouterr().err
