@@ -9,7 +9,8 @@ Canadarm2 example arm, it prints a table and writes JSON
   process (cold: the per-link templates are made) and the median of
   repeated builds (warm);
 - export: codegen, compile and total seconds of one FMU export (RK4 at the
-  default internal step);
+  default internal step, the linux64 binary only: the win64 cross-build an
+  export adds where MinGW-w64 is installed is not part of the target);
 - ns per fmi2DoStep of 1 ms (median of repeats, from a C driver that loads
   the binary) and per call of the generated right-hand side.
 Targets (issue 12): Canadarm2 builds in < 100 ms, exports in < 15 s and
@@ -32,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.fmu import compile_driver, measure  # noqa: E402
+from benchmarks.machine import describe  # noqa: E402
 from flexfmu import arm_from_dict, build_model, load_arm  # noqa: E402
 from flexfmu.targets import ExportSettings  # noqa: E402
 
@@ -73,6 +75,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--json", default="benchmarks/results/spatial.json")
     args = parser.parse_args()
+    machine = describe()
     cases = [("canadarm2_5link", load_arm("canadarm2_5link"))]
     cases += [(f"spatial{n}", spatial_chain(n)) for n in range(1, args.max_links + 1)]
     header = (f"{'arm':<17}{'states':>7}{'cold ms':>9}{'build ms':>9}{'sub/ms':>7}{'codegen s':>10}{'compile s':>10}"
@@ -85,8 +88,8 @@ def main() -> int:
         compile_driver(HERE / "c" / "time_dostep.c", dostep, f"-I{resources.files('flexfmu.targets') / 'c'}")
         for label, arm in cases:
             cold, warm = build_times(arm, args.repeats)
-            row = measure(build_model(arm), label, ExportSettings(integrator="rk4"), work, args.count, args.repeats,
-                          dostep)
+            settings = ExportSettings(integrator="rk4", platforms=("linux64",))
+            row = measure(build_model(arm), label, settings, work, args.count, args.repeats, dostep)
             row.update(build_cold_ms=cold, build_ms_median=warm)
             rows.append(row)
             print(f"{label:<17}{row['states']:>7}{cold:>9.0f}{warm:>9.1f}{row['substeps_per_ms']:>7}"
@@ -99,7 +102,8 @@ def main() -> int:
         print(f"target {key} < {TARGETS[key]:g}: {value:.4g} {'met' if value < TARGETS[key] else 'MISSED'}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"rows": rows, "targets": TARGETS, "measured": measured}, indent=2))
+    out.write_text(json.dumps({"machine": machine, "rows": rows, "targets": TARGETS, "measured": measured},
+                              indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 

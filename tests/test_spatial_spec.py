@@ -61,7 +61,7 @@ def test_every_problem_is_reported_with_its_field_path_and_value():
     assert "gravity must be a list of 3 numbers, got [0.0, -9.81] (2 items)" in found
     assert 'link[1].joint.stiffness is only allowed for a flexible joint (kind = "flexible")' in found
     assert "link[1].joint.axis must not be zero, got [0, 0, 0]" in found
-    assert "link[1].length must be >= 0, got -0.5" in found
+    assert "link[1].length must be in [0, 100] m, got -0.5" in found
     assert "link[1].inertia must be symmetric, got [[1, 2, 0], [0, 1, 0], [0, 0, 1]]" in found
     assert any(p.startswith("link[2].EI is not a known key") for p in found)
     assert "link[2].torsion.modes.count must be an integer 1..20, got 0" in found
@@ -83,7 +83,7 @@ def test_deformation_tables_are_checked_like_the_planar_modes():
     found = problems(spatial([boom(bending_z={"EI": -1.0, "modes": {"family": "clamped-fre", "count": 1}},
                                    axial={"EA": 1e5, "modes": {"count": 2, "damping_ratio": [0.1]},
                                           "stiffness": 2.0})]))
-    assert "link[1].bending_z.EI must be > 0, got -1.0" in found
+    assert "link[1].bending_z.EI must be in [1e-06, 1e+12] N.m2, got -1.0" in found
     assert any(p.startswith("link[1].bending_z.modes.family must be one of") and "did you mean 'clamped-free'" in p
                for p in found)
     assert "link[1].axial.modes.damping_ratio must have 2 values (one per mode), got [0.1] (1 value)" in found
@@ -107,3 +107,45 @@ def test_the_example_arm_loads_by_name():
                                                                           "rigid"]
     assert all(link.joint.kind == "flexible" for link in arm.links)
     assert arm.links[1].joint.offset == (0.0, 0.0, 0.475)  # paper 001's d
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(gravity=[0.0, 0.0, -9810.0]), "gravity[3] must be in [-1000, 1000] m/s2, got -9810.0"),
+    (lambda d: d["link"][0]["joint"].update(rotation=[0.0, -90.0, 0.0]),
+     "link[1].joint.rotation[2] must be in [-10, 10] rad, got -90.0"),
+    (lambda d: d["link"][0]["joint"].update(offset=[0.0, 0.0, 475.0]),
+     "link[1].joint.offset[3] must be in [-100, 100] m, got 475.0"),
+    (lambda d: d["link"][0]["joint"].update(axis=[0.0, 0.0, 1e300]),
+     "link[1].joint.axis[3] must be in [-1000, 1000] 1, got 1e+300"),
+    (lambda d: d["link"][0].update(com=[50.0, 0.0, 0.0]),
+     "link[1].com[1] must be within 10 link lengths of the joint (|value| <= 8 m), got 50.0"),
+    (lambda d: d["link"][0]["inertia"][0].__setitem__(0, 1e300), "link[1].inertia[1][1] must be in [-1e+08, 1e+08]"),
+    (lambda d: d["link"][1].update(polar_inertia_per_length=1e9),
+     "link[2].polar_inertia_per_length must be in [0, 1e+06] kg.m, got 1000000000.0"),
+    (lambda d: d["link"][1]["torsion"].update(GJ=1e20), "link[2].torsion.GJ must be in [1e-06, 1e+12] N.m2"),
+    (lambda d: d["link"][1]["axial"].update(EA=0.0), "link[2].axial.EA must be in [0.001, 1e+13] N, got 0.0"),
+    (lambda d: d["link"][1].update(length=1e-300), "link[2].length must be in [0.001, 100] m"),
+    (lambda d: d["lumped_mass"][0].update(mass=1e9), "lumped_mass[1].mass must be in [0, 1e+06] kg"),
+    (lambda d: d.update(link=d["link"] * 5), "link has 25 entries; at most 20 links are supported"),
+    (lambda d: [d["link"][k]["bending_y"]["modes"].update(count=20) for k in (1, 2)]
+     and d.update(link=d["link"] * 3), "link: the arm has 168 coordinates"),
+])
+def test_every_number_lies_in_its_physical_range(edit, message):
+    """The spatial keys get ranges like the planar ones (flexfmu.spec.ranges), each message naming the field,
+    the range with its unit and the value; the size limits apply too."""
+    import tomllib
+
+    from flexfmu.data import resolve_arm
+
+    data = tomllib.loads(resolve_arm("canadarm2_5link").read_text())
+    edit(data)
+    found = problems(data)
+    assert any(p.startswith(message) for p in found), found
+
+
+def test_a_rigid_link_of_length_zero_is_a_body_that_only_turns():
+    """Unlike a planar link, a spatial rigid link may have no length (a wrist roll); its centre of mass may
+    still sit within a metre of the joint."""
+    arm = flexfmu.arm_from_dict(spatial([{"kind": "rigid", "length": 0.0, "mass": 2.0, "com": [0.0, 0.0, 0.5],
+                                          "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]}, boom()]))
+    assert arm.links[0].length == 0.0 and arm.links[0].com == (0.0, 0.0, 0.5)

@@ -5,7 +5,9 @@ nested dicts and lists (parsed TOML) into a
 :class:`~flexfmu.spec.spatial_arm.SpatialArm`, collecting every problem
 before it raises. The keys shared with planar arms (a joint's spring, rotor,
 gear and friction; a mode family's count and damping) are read by the planar
-loader's own functions, so both kinds check them alike.
+loader's own functions, so both kinds check them alike; every number lies in
+its physical range (``flexfmu.spec.ranges``: the planar ranges for the shared
+keys, the spatial rows for the rest).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from flexfmu.spec.checks import (
 )
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import MAX_MODES
-from flexfmu.spec.planar import _damping, _joint, _mass_per_length, _modes
+from flexfmu.spec.planar import _damping, _joint, _mass_per_length, _modes, _ranged, _size
+from flexfmu.spec.ranges import MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, RANGES, SIZES
 from flexfmu.spec.spatial_arm import (
     ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint, SpatialLumpedMass,
     SpatialPayload, SpatialRigidLink,
@@ -64,29 +67,57 @@ def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
     if name is not None and not name.strip():
         problems.append("name must not be empty")
     description = string(problems, data, "description", "", "")
-    gravity = vector(problems, data, "gravity", "", 3, ZERO3)
+    gravity = _in_range(problems, vector(problems, data, "gravity", "", 3, ZERO3), "gravity", "gravity")
 
     link_tables = table_array(problems, data, "link", required=True)
+    _size(problems, "link", link_tables, "links", MAX_LINKS)
     links = [_link(problems, table, f"link[{i}]")
              for i, table in enumerate(link_tables or [], start=1) if table is not None]
     link_count = len(link_tables) if link_tables else None
+    lumped_tables = table_array(problems, data, "lumped_mass")
+    _size(problems, "lumped_mass", lumped_tables, "lumped masses", MAX_LUMPED_MASSES)
     lumped = [_lumped_mass(problems, table, f"lumped_mass[{i}]", link_count)
-              for i, table in enumerate(table_array(problems, data, "lumped_mass") or [], start=1)
-              if table is not None]
+              for i, table in enumerate(lumped_tables or [], start=1) if table is not None]
     payload = None
     payload_table = sub_table(problems, data, "payload", "")
     if payload_table is not None:
         check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
-        payload = SpatialPayload(mass=number(problems, payload_table, "mass", "payload", 0.0, ge=0),
+        payload = SpatialPayload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
                                  inertia=inertia_tensor(problems, payload_table, "inertia", "payload", ZERO33))
+    _coordinate_count(problems, links)
     if problems:
         raise SpecError(problems, source)
     return SpatialArm(name=name, links=tuple(links), description=description, lumped_masses=tuple(lumped),
                       payload=payload, gravity=gravity)
 
 
+def _in_range(problems, values, path, kind):
+    """``values`` (a checked vector at ``path``, or None) with each component in ``RANGES[kind]``; None, with a
+    problem per bad component appended to ``problems``, if any is out of range."""
+    if values is None:
+        return None
+    allowed = RANGES[kind]
+    bad = [f"{path}[{k}] must be {allowed.text()} {allowed.unit}, got {show(v)}"
+           for k, v in enumerate(values, start=1) if not allowed.low <= v <= allowed.high]
+    problems += bad
+    return None if bad else values
+
+
+def _coordinate_count(problems, links):
+    """The Model's size: one angle per joint, a rotor angle per flexible joint and every mode of ``links``;
+    more than :data:`~flexfmu.spec.ranges.MAX_COORDINATES` is refused up front (``problems`` gets why)."""
+    if None in links or any(link.joint is None for link in links):
+        return
+    count = sum(1 + (link.joint.kind == "flexible") + sum(d.modes.count for d in getattr(link, "deformations", ()))
+                for link in links)
+    if count > MAX_COORDINATES:
+        problems.append(f"link: the arm has {count} coordinates (joint angles, rotor angles and modes); at most "
+                        f"{MAX_COORDINATES} are supported ({SIZES['coordinates'][1]})")
+
+
 def inertia_tensor(problems, table, key, path, default=REQUIRED):
-    """Checked inertia tensor at ``table[key]``: 3 rows of 3 numbers, symmetric, positive semidefinite and
+    """Checked inertia tensor at ``table[key]``: 3 rows of 3 numbers, each in its range, symmetric, positive
+    semidefinite and
     obeying the triangle inequalities of a physical body (each diagonal entry at most the sum of the other
     two); returned as a tuple of row tuples (``default`` when absent, None when unusable).
 
@@ -108,8 +139,9 @@ def inertia_tensor(problems, table, key, path, default=REQUIRED):
             and all(isinstance(row, (list, tuple)) and len(row) == 3 for row in value)):
         problems.append(f"{where} must be 3 rows of 3 numbers (kg m^2), got {show(value)} ({type_name(value)})")
         return None
-    rows = [[as_number(problems, x, f"{where}[{i}][{j}]") for j, x in enumerate(row, start=1)]
-            for i, row in enumerate(value, start=1)]
+    allowed = RANGES["tensor_entry"]
+    rows = [[as_number(problems, x, f"{where}[{i}][{j}]", unit=allowed.unit, **allowed.bounds)
+             for j, x in enumerate(row, start=1)] for i, row in enumerate(value, start=1)]
     if any(None in row for row in rows):
         return None
     scale = max(abs(x) for row in rows for x in row) or 1.0
@@ -162,18 +194,17 @@ def _link(problems, table, path):
         check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
     joint = _spatial_joint(problems, table, path)
     if kind == "rigid":
-        length = number(problems, table, "length", path, ge=0)
-        mass = number(problems, table, "mass", path, gt=0)
-        com_default = (length / 2, 0.0, 0.0) if length is not None else None
-        com = vector(problems, table, "com", path, 3, com_default)
+        length = _ranged(problems, table, "length", path, "rigid_length")
+        mass = _ranged(problems, table, "mass", path, "mass")
+        com = _com(problems, table, path, length)
         rod = mass * length**2 / 12 if None not in (mass, length) else None
         inertia_default = ((0.0, 0.0, 0.0), (0.0, rod, 0.0), (0.0, 0.0, rod)) if rod is not None else None
         inertia = inertia_tensor(problems, table, "inertia", path, inertia_default)
         return SpatialRigidLink(length=length, mass=mass, com=com, inertia=inertia, joint=joint)
     if kind == "flexible":
-        length = number(problems, table, "length", path, gt=0)
+        length = _ranged(problems, table, "length", path, "length")
         mass_per_length = _mass_per_length(problems, table, path, length)
-        polar = number(problems, table, "polar_inertia_per_length", path, 0.0, ge=0)
+        polar = _ranged(problems, table, "polar_inertia_per_length", path, "polar_inertia_per_length", 0.0)
         stiffening = _boolean(problems, table, "geometric_stiffening", path, True)
         deformations = tuple(d for d in (_deformation(problems, table, path, kind) for kind in _STIFFNESS) if d)
         present = [key for key in _STIFFNESS if key in table]
@@ -187,6 +218,19 @@ def _link(problems, table, path):
     return None
 
 
+def _com(problems, table, path, length):
+    """The rigid link's centre of mass (default: mid-length on its axis), each component within ten link lengths
+    of the joint (ten times 0.1 m for shorter links, which may have length 0)."""
+    com = vector(problems, table, "com", path, 3, (length / 2, 0.0, 0.0) if length is not None else None)
+    if com is None or length is None:
+        return com
+    limit = RANGES["com"].high * max(length, 0.1)
+    bad = [f"{path}.com[{k}] must be within {RANGES['com'].high:g} link lengths of the joint "
+           f"(|value| <= {limit:g} m), got {show(c)}" for k, c in enumerate(com, start=1) if abs(c) > limit]
+    problems += bad
+    return None if bad else com
+
+
 def _deformation(problems, link_table, link_path, kind):
     """The ``[link.<kind>]`` table of a flexible link, None if absent or unusable."""
     if kind not in link_table:
@@ -197,7 +241,7 @@ def _deformation(problems, link_table, link_path, kind):
     path = f"{link_path}.{kind}"
     key = _STIFFNESS[kind]
     check_keys(problems, table, path, (key, "modes"))
-    stiffness = number(problems, table, key, path, gt=0)
+    stiffness = _ranged(problems, table, key, path, "EI" if kind.startswith("bending") else key)
     modes = _modes(problems, table, path) if kind.startswith("bending") else _rod_modes(problems, table, path)
     if None in (stiffness, modes):
         return None
@@ -226,7 +270,7 @@ def _spatial_joint(problems, link_table, link_path):
         return None
     path = f"{link_path}.joint"
     joint = _joint(problems, {"joint": {k: v for k, v in table.items() if k not in _PLACEMENT}}, link_path)
-    axis = vector(problems, table, "axis", path, 3, (0.0, 0.0, 1.0))
+    axis = _in_range(problems, vector(problems, table, "axis", path, 3, (0.0, 0.0, 1.0)), f"{path}.axis", "axis")
     if axis is not None:
         norm = math.sqrt(sum(a * a for a in axis))
         if norm == 0.0:
@@ -234,8 +278,9 @@ def _spatial_joint(problems, link_table, link_path):
             axis = None
         else:
             axis = tuple(a / norm for a in axis)
-    offset = vector(problems, table, "offset", path, 3, ZERO3)
-    rotation = vector(problems, table, "rotation", path, 3, ZERO3)
+    offset = _in_range(problems, vector(problems, table, "offset", path, 3, ZERO3), f"{path}.offset", "offset")
+    rotation = _in_range(problems, vector(problems, table, "rotation", path, 3, ZERO3), f"{path}.rotation",
+                         "rotation")
     if None in (joint, axis, offset, rotation):
         return None
     return SpatialJoint(**vars(joint), axis=axis, offset=offset, rotation=rotation)
@@ -247,6 +292,6 @@ def _lumped_mass(problems, table, path, link_count):
     return SpatialLumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),
-        mass=number(problems, table, "mass", path, ge=0),
+        mass=_ranged(problems, table, "mass", path, "added_mass"),
         inertia=inertia_tensor(problems, table, "inertia", path, ZERO33),
     )

@@ -2,7 +2,8 @@
 
 Same rules as the planar table (``flexfmu.dynamics.parameters``): every
 physical quantity is an entry of p, in an order fixed by the arm's
-structure (gravity, link by link with its joint, lumped masses, payload);
+structure (gravity, link by link with its joint, lumped masses, payload,
+the limits of the validity envelope);
 geometry (lengths, offsets, centres of mass, positions) is fixed, the rest
 tunable. Inertia tensors enter as their six entries ``.xx .yy .zz .xy .xz
 .yz`` (link axes). Joint axes and fixed rotations are structure, like mode
@@ -12,7 +13,7 @@ counts: they shape the graphs and are not parameters.
 from __future__ import annotations
 
 from flexfmu.dynamics.metadata import Parameter
-from flexfmu.dynamics.parameters import _joint_parameters
+from flexfmu.dynamics.parameters import _joint_parameters, envelope_parameters
 from flexfmu.spec.spatial_arm import SpatialArm, SpatialFlexibleLink
 
 TENSOR = (("xx", 0, 0), ("yy", 1, 1), ("zz", 2, 2), ("xy", 0, 1), ("xz", 0, 2), ("yz", 1, 2))
@@ -75,4 +76,5 @@ def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
         ]
         rows += tensor_parameters(f"{pre}.inertia", lumped.inertia, f"lumped mass {k}")
     rows.append(Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link"))
-    return rows + tensor_parameters("payload.inertia", arm.payload.inertia, "the payload about the tip")
+    rows += tensor_parameters("payload.inertia", arm.payload.inertia, "the payload about the tip")
+    return rows + envelope_parameters(arm)
