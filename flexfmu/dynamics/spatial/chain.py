@@ -57,8 +57,9 @@ class SpatialChain:
         self.structures, self.bodies = B.link_bodies(arm, P, B.link_mode_sets(arm))
         rotations = [rotation_vector(link.joint.rotation) for link in arm.links]
         axes = [np.asarray(link.joint.axis) for link in arm.links]
-        self.joints = [Joint(_clean(a), tuple(map(_clean, R)), ca.vertcat(*[P[f"joint[{j}].offset.{x}"] for x in "xyz"]))
-                       for j, (a, R) in enumerate(zip(axes, rotations), start=1)]
+        offsets = [ca.vertcat(*[P[f"joint[{j}].offset.{x}"] for x in "xyz"]) for j in range(1, len(arm.links) + 1)]
+        self.joints = [Joint(_clean(a), tuple(map(_clean, R)), offset)
+                       for a, R, offset in zip(axes, rotations, offsets)]
         count = len(arm.links)
         self.layouts = [
             BodyLayout(st, j in self.coords.rotor, _clean(rotations[j].T @ axes[j]),

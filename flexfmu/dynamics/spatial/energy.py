@@ -41,8 +41,10 @@ def energies(chain, q, qd):
         Rd, od = _rate(R, q, qd), _rate(o, q, qd)
         s = B.first_moment(props, st, f)
         Sigma = B.second_moment(props, st, f)
-        T += 0.5 * props["m"] * ca.dot(od, od) + ca.dot(od, ca.mtimes(Rd, s) + ca.mtimes(R, B.first_moment_rate(props, st, f, fd)))
-        T += 0.5 * ca.trace(ca.mtimes([Rd, Sigma, Rd.T])) + ca.trace(ca.mtimes([Rd.T, R, B.relative_moment(props, st, f, fd)]))
+        s_rate = B.first_moment_rate(props, st, f, fd)
+        T += 0.5 * props["m"] * ca.dot(od, od) + ca.dot(od, ca.mtimes(Rd, s) + ca.mtimes(R, s_rate))
+        T += 0.5 * ca.trace(ca.mtimes([Rd, Sigma, Rd.T]))
+        T += ca.trace(ca.mtimes([Rd.T, R, B.relative_moment(props, st, f, fd)]))
         w = vee(ca.mtimes(R.T, Rd))
         T += 0.5 * ca.mtimes([w.T, props["rot_I"], w])
         if st.modes:

@@ -63,9 +63,9 @@ def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
     for j, link in enumerate(arm.links, start=1):
         rows += _link_parameters(j, link)
         rows += _joint_parameters(j, link.joint)
-        rows += [Parameter(f"joint[{j}].offset.{axis}", value, "m",
-                           f"position of joint {j} in the {f'distal frame of link {j - 1}' if j > 1 else 'base frame'}, "
-                           f"{axis}", tunable=False)
+        parent = f"distal frame of link {j - 1}" if j > 1 else "base frame"
+        rows += [Parameter(f"joint[{j}].offset.{axis}", value, "m", f"position of joint {j} in the {parent}, {axis}",
+                           tunable=False)
                  for axis, value in zip("xyz", link.joint.offset)]
     for k, lumped in enumerate(arm.lumped_masses, start=1):
         pre = f"lumped_mass[{k}]"
