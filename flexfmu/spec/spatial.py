@@ -106,7 +106,8 @@ def _in_range(problems, values, path, kind):
 def _coordinate_count(problems, links):
     """The Model's size: one angle per joint, a rotor angle per flexible joint and every mode of ``links``;
     more than :data:`~flexfmu.spec.ranges.MAX_COORDINATES` is refused up front (``problems`` gets why)."""
-    if None in links or any(link.joint is None for link in links):
+    if None in links or any(link.joint is None or None in [d.modes.count for d in getattr(link, "deformations", ())]
+                            for link in links):
         return
     count = sum(1 + (link.joint.kind == "flexible") + sum(d.modes.count for d in getattr(link, "deformations", ()))
                 for link in links)
