@@ -137,3 +137,18 @@ def test_plan_leaves_ten_times_less_vibration_than_computed_torque_on_the_fmu(fi
     assert status == 0
     assert summary["residual_tip_vibration_baseline_m"] > 10 * summary["residual_tip_vibration_plan_m"]
     assert np.max(np.abs(summary["final_joint_error_rad"])) < 1e-3
+
+
+def test_canadarm2_drop_cross_checks_over_the_whole_scenario(tmp_path):
+    """The example arm's scenario, all 2.5 s: the native FMU in both interfaces within the scenario's 1e-5 of
+    the CVODES reference on joint and motor angles, deflections in both planes, twist, stretch and tip position,
+    and inside its validity envelope throughout (tests/test_harness.py runs every scenario for 0.2 s only)."""
+    case = run_case("canadarm2_5link", "canadarm2_drop", tmp_path, runs=("reference", "native-cs", "native-me"))
+    compared = {c["output"] for c in case["comparisons"]}
+    assert {"motor[5].angle", "link[3].deflection.z", "link[2].twist", "link[2].stretch", "tip.z"} <= compared
+    assert all(c["passed"] for c in case["comparisons"]), [c for c in case["comparisons"] if not c["passed"]]
+    assert case["horizons"]["native-me"] == 2.5
+    runs = case["envelope"]["runs"]
+    assert set(runs) == {"reference", "native-cs", "native-me"}
+    assert all(run["left_at"] is None for run in runs.values())
+    assert 0.01 < max(runs["reference"]["peak_fraction"].values()) < 0.2  # the booms do bend
