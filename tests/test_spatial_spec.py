@@ -149,3 +149,9 @@ def test_a_rigid_link_of_length_zero_is_a_body_that_only_turns():
     arm = flexfmu.arm_from_dict(spatial([{"kind": "rigid", "length": 0.0, "mass": 2.0, "com": [0.0, 0.0, 0.5],
                                           "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]}, boom()]))
     assert arm.links[0].length == 0.0 and arm.links[0].com == (0.0, 0.0, 0.5)
+
+
+def test_a_prescribed_joint_is_refused_on_a_spatial_arm():
+    """Motion-driven joints are a planar feature; a spatial joint asking for one is named, not ignored."""
+    found = problems(spatial([boom(joint={"prescribed": True})]))
+    assert any(p.startswith("link[1].joint.prescribed") for p in found), found

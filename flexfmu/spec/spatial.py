@@ -282,6 +282,10 @@ def _spatial_joint(problems, link_table, link_path):
     offset = _in_range(problems, vector(problems, table, "offset", path, 3, ZERO3), f"{path}.offset", "offset")
     rotation = _in_range(problems, vector(problems, table, "rotation", path, 3, ZERO3), f"{path}.rotation",
                          "rotation")
+    if getattr(joint, "prescribed", False):
+        problems.append(f"{path}.prescribed: prescribed (motion-driven) joints are supported on planar arms only; "
+                        f"a spatial joint is driven by its torque")
+        return None
     if None in (joint, axis, offset, rotation):
         return None
     return SpatialJoint(**vars(joint), axis=axis, offset=offset, rotation=rotation)

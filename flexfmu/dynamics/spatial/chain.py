@@ -79,6 +79,7 @@ class SpatialChain:
         self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), P.vector
         self.inputs = [Signal(f"tau[{j}]", "N.m", TORQUE, f"torque of joint {j} (joint side of the gear)", j)
                        for j in range(1, count + 1)]
+        self.joint_torques: list[Signal] = []  # outputs of prescribed joints: every spatial joint is torque-driven
 
     def _joint_constants(self, j: int, layout: BodyLayout, props: dict) -> dict:
         P, pre = self.P, f"joint[{j + 1}]"
