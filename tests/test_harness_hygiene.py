@@ -1,9 +1,10 @@
-"""The harness leaves nothing behind and keeps logs short.
+"""The harness leaves nothing behind and keeps logs short and plots light.
 
 A cross-check extracts FMUs, builds Python-backed ones and compiles native
 ones, all in temporary folders: after it, the temporary directory holds
 what it held before. Progress is a live tqdm bar on a terminal and a single
-final line per run when stderr is a file or a pipe (a CI log).
+final line per run when stderr is a file or a pipe (a CI log). Plots draw
+a few thousand points per curve, keeping every peak.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import io
 import re
 import tempfile
 
+import numpy as np
 import pytest
 
 from flexfmu.harness.crosscheck import RUNS, run_case
+from flexfmu.harness.plots import thinned
 from flexfmu.harness.progress import Progress
 
 
@@ -59,3 +62,19 @@ def test_a_crosscheck_leaves_the_temporary_directory_as_it_found_it(tmp_path, mo
     lines = capsys.readouterr().err.splitlines()
     progress = [line for line in lines if re.fullmatch(r"yu_chen_2dof/pd_circle: \S+: \d+ steps in \d+\.\d s", line)]
     assert len(progress) == len(RUNS), lines
+
+
+def test_a_thinned_curve_keeps_every_bins_extremes_in_time_order():
+    rng = np.random.default_rng(3)
+    time = np.linspace(0.0, 10.0, 10_000)
+    noise = 1e-15 * rng.standard_normal(time.size)
+    noise[7_777] = 5e-14  # one spike, as a round-off difference shows
+    t, y = thinned(time, noise, points=2000)
+    assert len(t) == 2000 and np.all(np.diff(t) > 0)
+    assert y.max() == noise.max() and y.min() == noise.min()
+    width = 10  # 2 * 10000 / 2000: every bin of 10 samples keeps its low and its high
+    for start in range(0, 10_000, width * 97):
+        chunk = noise[start:start + width]
+        assert chunk.max() in y and chunk.min() in y
+    short_t, short_y = thinned(time[:500], noise[:500], points=2000)
+    assert np.array_equal(short_t, time[:500]) and np.array_equal(short_y, noise[:500])

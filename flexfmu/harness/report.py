@@ -14,6 +14,7 @@ import matplotlib
 
 from flexfmu.harness.compare import ROUND_OFF
 from flexfmu.harness.envelope import envelope_lines
+from flexfmu.harness.plots import thinned
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -47,10 +48,10 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
     for row, output in zip(axes, outputs):
         unit = f" [{units[output]}]" if units.get(output) else ""
         for label, result in runs.items():
-            row[0].plot(result.time, result[output], label=label, lw=1.0)
+            row[0].plot(*thinned(result.time, result[output]), label=label, lw=1.0)
             if label != reference:
                 count = len(result.time)
-                row[1].plot(result.time, result[output] - runs[reference][output][:count],
+                row[1].plot(*thinned(result.time, result[output] - runs[reference][output][:count]),
                             label=f"{label} - {reference}", lw=1.0)
         row[0].set(ylabel=f"{output}{unit}")
         row[1].set(ylabel=f"difference{unit}")

@@ -114,7 +114,7 @@ def run_fmu(path, model, controller, grid, start_values: dict | None = None, int
         Parameters and initial coordinates by name.
     interface : {"cs", "me"}
         Co-simulation (one doStep per sample) or model exchange (FMPy's CVode
-        at ``rtol``, restarted at each sample).
+        at ``rtol``, restarted at each sample where the torques change).
     record : sequence of str
         Outputs to record besides what the controller reads and the inputs.
     progress : callable, optional
@@ -135,13 +135,14 @@ def run_fmu(path, model, controller, grid, start_values: dict | None = None, int
             advance = _stepper(fmu, md, interface, grid, rtol)
             recorded, measured = [vrs[n] for n in names], [vrs[n] for n in controller.inputs]
             torque = [vrs[n] for n in controller.outputs]
-            rows = []
+            rows, held = [], None
             for k, t in enumerate(grid):
-                u = controller(t, np.array(fmu.getReal(measured)))
-                fmu.setReal(torque, list(map(float, u)))
+                u = list(map(float, controller(t, np.array(fmu.getReal(measured)))))
+                fmu.setReal(torque, u)
                 rows.append(fmu.getReal(recorded))
                 if k + 1 < len(grid):
-                    advance(t, grid[k + 1])
+                    advance(t, grid[k + 1], restart=u != held)
+                held = u
                 if progress:
                     progress(k + 1, len(grid))
             fmu.terminate()
@@ -152,9 +153,9 @@ def run_fmu(path, model, controller, grid, start_values: dict | None = None, int
 
 
 def _stepper(fmu, md, interface: str, grid, rtol: float):
-    """advance(t, t_next) for the instance."""
+    """advance(t, t_next, restart) for the instance; ``restart`` says the held input jumped at t."""
     if interface == "cs":
-        return lambda t, t_next: fmu.doStep(t, t_next - t)
+        return lambda t, t_next, restart: fmu.doStep(t, t_next - t)
     from fmpy.sundials import CVodeSolver
 
     fmu.enterContinuousTimeMode()
@@ -166,8 +167,9 @@ def _stepper(fmu, md, interface: str, grid, rtol: float):
         maxNumSteps=100_000,
     )
 
-    def advance(t, t_next):
-        solver.reset(t)  # the held input jumped: restart the multistep method
+    def advance(t, t_next, restart):
+        if restart:  # the held input jumped: restart the multistep method
+            solver.reset(t)
         solver.step(t, t_next)
         fmu.setTime(t_next)
         fmu.completedIntegratorStep()  # the FMU checks its validity envelope at accepted points
