@@ -24,11 +24,12 @@ TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION = "tip_position", "tip_velocity", "
 # elastic deviation from the rigid robot's pose
 PLATFORM_POSITION, PLATFORM_ORIENTATION = "platform_position", "platform_orientation"
 ELASTIC_DEVIATION = "elastic_deviation"
+TWIST, STRETCH = "twist", "stretch"                        # spatial links: tip torsion angle, tip axial displacement
 ENVELOPE = "envelope"            # quantities bounded by the model's validity (a Signal.limit each)
 ENVELOPE_FLAG = "envelope_flag"  # 1 while any envelope quantity is beyond its limit, else 0
 OUTPUT_GROUPS = (JOINT_ANGLE, JOINT_RATE, MOTOR_ANGLE, MOTOR_RATE, MODE, MODE_RATE, LINK_TIP, DEFLECTION,
-                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, PLATFORM_POSITION, PLATFORM_ORIENTATION,
-                 ELASTIC_DEVIATION, ENVELOPE, ENVELOPE_FLAG)
+                 TIP_POSITION, TIP_VELOCITY, TIP_ACCELERATION, TWIST, STRETCH, PLATFORM_POSITION,
+                 PLATFORM_ORIENTATION, ELASTIC_DEVIATION, ENVELOPE, ENVELOPE_FLAG)
 ENCODERS = {"joint": (JOINT_ANGLE, JOINT_RATE), "motor": (MOTOR_ANGLE, MOTOR_RATE)}
 
 # Input groups: a joint is driven by its torque, or by a prescribed motion

@@ -24,6 +24,7 @@ from flexfmu.dynamics.delta.graph import DeltaGraph
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.planar import PlanarChain
+from flexfmu.dynamics.spatial.chain import SpatialChain
 from flexfmu.spec.arm import Arm
 from flexfmu.spec.errors import SpecError
 
@@ -69,7 +70,7 @@ class ModelGraph(Protocol):
 
 
 # arm kind (Arm.kind) -> the class of its building blocks
-GRAPHS: dict[str, type] = {"planar": PlanarChain, "delta": DeltaGraph}
+GRAPHS: dict[str, type] = {"planar": PlanarChain, "spatial": SpatialChain, "delta": DeltaGraph}
 
 
 @dataclass(frozen=True)

@@ -91,11 +91,11 @@ LINK_ENVELOPE, JOINT_ENVELOPE = "envelope.link_deflection", "envelope.joint_defl
 
 
 def envelope_parameters(arm: Arm) -> list[Parameter]:
-    """The limits of the model's validity envelope, for the flexible links and joints of ``arm`` (none if
-    it has neither): an assumed-mode beam is valid for small deflections and a joint spring is linear over a
-    small angle. 10 % of the length and 0.1 rad are the defaults (see docs/dynamics.md)."""
+    """The limits of the model's validity envelope, for the flexible links and joints of ``arm``, planar or
+    spatial (none if it has neither): an assumed-mode beam is valid for small deflections and a joint spring
+    is linear over a small angle. 10 % of the length and 0.1 rad are the defaults (see docs/dynamics.md)."""
     rows = []
-    if any(isinstance(link, FlexibleLink) for link in arm.links):
+    if any(link.kind == "flexible" for link in arm.links):
         rows.append(Parameter(LINK_ENVELOPE, 0.1, "1", "validity envelope: largest tip deflection of a flexible "
                                                        "link relative to its length"))
     if any(link.joint.kind == "flexible" for link in arm.links):

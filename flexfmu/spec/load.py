@@ -30,6 +30,7 @@ __all__ = ["ARM_KINDS", "load_arm", "arm_from_dict"]
 
 # kind -> "module:function" reading a dict of that kind (imported on first use)
 ARM_KINDS = {"planar": "flexfmu.spec.planar:planar_arm_from_dict",
+             "spatial": "flexfmu.spec.spatial:spatial_arm_from_dict",
              "delta": "flexfmu.spec.delta:delta_arm_from_dict"}
 DEFAULT_KIND = "planar"
 

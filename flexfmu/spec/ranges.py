@@ -73,6 +73,22 @@ RANGES = {
                               "a sharp switch (a stiff ODE, small steps) to a gentle one"),
     "damping_coefficient": Range(0.0, 1e6, "N.s/m", "`modes.damping_coefficient`", "none to far beyond critical"),
 }
+# spatial arms (kind = "spatial") use the ranges above for the keys they share and these for their own
+RANGES.update({
+    "rigid_length": Range(0.0, 100.0, "m", "spatial rigid link `length`",
+                          "0 for a body that only turns (a wrist roll) to a 100 m boom"),
+    "polar_inertia_per_length": Range(0.0, 1e6, "kg.m", "`polar_inertia_per_length` (rho Ip)",
+                                      "none to a solid steel bar 4 m across (2e5)"),
+    "GJ": Range(1e-6, 1e12, "N.m2", "`torsion.GJ`", "as `EI`: a thin plastic strip to a bridge girder"),
+    "EA": Range(1e-3, 1e13, "N", "`axial.EA`", "a thread (E A about 10 N) to a solid steel bar 4 m across (2.5e12)"),
+    "tensor_entry": Range(-1e8, 1e8, "kg.m2", "each entry of a spatial `inertia` tensor",
+                          "at most the largest link's inertia (the tensor must also be physical)"),
+    "offset": Range(-100.0, 100.0, "m", "each component of `joint.offset`", "within the largest link's length"),
+    "rotation": Range(-10.0, 10.0, "rad", "each component of `joint.rotation`",
+                      "a rotation vector longer than pi repeats a shorter one; beyond 10 rad is an angle in degrees"),
+    "axis": Range(-1e3, 1e3, "1", "each component of `joint.axis` (normalised)",
+                  "any direction; huge components are slips that would overflow the norm"),
+})
 # the Delta robot's numbers (kind = "delta", flexfmu.spec.delta)
 DELTA_RANGES = {
     "radius": Range(1e-3, 100.0, "m", "`base_radius`, `platform_radius`", "as a link length"),
