@@ -60,3 +60,16 @@ def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
         (P[f"joint[{j + 1}].gear_ratio"] ** 2 * P[f"joint[{j + 1}].rotor_inertia"], row)
         for j, row in enumerate(rows.motors)
     ]
+
+
+def with_joint_structure(K: ca.SX, D: ca.SX, rows, P: ParameterSymbols) -> tuple[ca.SX, ca.SX]:
+    """The structural stiffness ``K`` and damping ``D`` plus the joints' share: each flexible joint's spring
+    and spring damping on its spring row, each motor's viscous friction on its motor row, with the
+    parameter symbols ``P``. Planar and spatial chains alike: ``rows`` has ``springs`` {joint index: row}
+    and ``motors`` [row]."""
+    for j, row in rows.springs.items():
+        K += P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
+        D += P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
+    for j, row in enumerate(rows.motors):
+        D += P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
+    return K, D

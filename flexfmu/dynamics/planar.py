@@ -15,7 +15,7 @@ import casadi as ca
 from flexfmu.dynamics.chain import coordinate_layout, link_bodies, link_mode_sets
 from flexfmu.dynamics.closed_form import closed_form_dynamics
 from flexfmu.dynamics.energy import energies, energy_dynamics
-from flexfmu.dynamics.forces import input_matrix
+from flexfmu.dynamics.forces import input_matrix, with_joint_structure
 from flexfmu.dynamics.frames import chain_rows
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.metadata import Signal
@@ -84,12 +84,7 @@ class PlanarChain:
             if body.modes:
                 K += ca.mtimes([E.T, body.stiffness, E])
                 D += ca.mtimes([E.T, body.damping, E])
-        for j, row in self.rows.springs.items():
-            K += P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
-            D += P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
-        for j, row in enumerate(self.rows.motors):
-            D += P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
-        return K, D
+        return with_joint_structure(K, D, self.rows, P)
 
     def compiled(self, model):
         """The Functions of the C contract (articulated-body passes) for ``model``, the Model built on this

@@ -299,3 +299,44 @@ def table_array(problems, table, key, required=False):
             item = None
         entries.append(item)
     return entries
+
+
+def arm_name_and_description(problems, data) -> tuple:
+    """(name, description) of an arm file's top-level table ``data``: a non-empty ``name`` and an optional
+    ``description`` (every kind of arm has both).
+
+    Parameters
+    ----------
+    problems : list of str
+        Appended to.
+    data : Mapping
+        The arm file's top-level table.
+    """
+    name = string(problems, data, "name", "", REQUIRED)
+    if name is not None and not name.strip():
+        problems.append("name must not be empty")
+    return name, string(problems, data, "description", "", "")
+
+
+def link_kind(problems, table, path, common, rigid_only, flexible_only):
+    """The ``kind`` of a ``[[link]]`` table (``rigid`` or ``flexible``, None if unusable), its keys checked:
+    a key of the other kind is named as such ("only flexible links take it").
+
+    Parameters
+    ----------
+    problems, table, path : common
+        The problem list appended to, the link's table and its path in messages.
+    common, rigid_only, flexible_only : tuple of str
+        The keys every link, only a rigid link and only a flexible link take.
+    """
+    def other_kind(keys, kind, other):
+        return {key: f"is not a known key for a {kind} link; only {other} links take it" for key in keys}
+
+    kind = string(problems, table, "kind", path, REQUIRED, ("rigid", "flexible"))
+    if kind == "rigid":
+        check_keys(problems, table, path, common + rigid_only, other_kind(flexible_only, "rigid", "flexible"))
+    elif kind == "flexible":
+        check_keys(problems, table, path, common + flexible_only, other_kind(rigid_only, "flexible", "rigid"))
+    else:
+        check_keys(problems, table, path, common + rigid_only + flexible_only)
+    return kind

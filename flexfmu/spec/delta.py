@@ -35,7 +35,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from flexfmu.spec.checks import REQUIRED, check_keys, integer, number, show, string, sub_table, type_name, vector
+from flexfmu.spec.checks import (
+    REQUIRED, arm_name_and_description, check_keys, integer, number, show, string, sub_table, type_name, vector,
+)
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.ranges import DELTA_RANGES
 
@@ -194,10 +196,7 @@ def delta_arm_from_dict(data: Mapping, source: str = "<dict>") -> DeltaArm:
     if not isinstance(data, Mapping):
         raise SpecError([f"the specification must be a table, got {show(data)}"], source)
     check_keys(problems, data, "", _TOP_KEYS)
-    name = string(problems, data, "name", "", REQUIRED)
-    if name is not None and not name.strip():
-        problems.append("name must not be empty")
-    description = string(problems, data, "description", "", "")
+    name, description = arm_name_and_description(problems, data)
     base_radius = _ranged(problems, data, "base_radius", "", "radius")
     platform_radius = _ranged(problems, data, "platform_radius", "", "radius")
     gravity = _ranged_vector(problems, data, "gravity", "", ("gravity",) * 3, (0.0, 0.0, 9.81))

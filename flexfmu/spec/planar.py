@@ -21,8 +21,8 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.checks import (
-    REQUIRED, as_number, boolean, check_keys, integer, is_number, number, plural, show, string, sub_table,
-    table_array, type_name, vector,
+    REQUIRED, arm_name_and_description, as_number, boolean, check_keys, integer, is_number, link_kind, number,
+    plural, show, string, sub_table, table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import FAMILIES, FRAMES, MAX_MODES
@@ -30,7 +30,6 @@ from flexfmu.spec.ranges import DAMPING_RATIO, MAX_COORDINATES, MAX_LINKS, MAX_L
 from flexfmu.spec.shapes import shape_problem, shape_set_problem
 
 _TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "payload")
-_LINK_KINDS = ("rigid", "flexible")
 _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
 _FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes", "geometric_stiffening")
@@ -67,10 +66,7 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
     if not isinstance(data, Mapping):
         raise SpecError([f"the specification must be a table, got {show(data)}"], source)
     check_keys(problems, data, "", _TOP_KEYS)
-    name = string(problems, data, "name", "", REQUIRED)
-    if name is not None and not name.strip():
-        problems.append("name must not be empty")
-    description = string(problems, data, "description", "", "")
+    name, description = arm_name_and_description(problems, data)
     gravity = _gravity(problems, data)
 
     link_tables = table_array(problems, data, "link", required=True)
@@ -160,23 +156,9 @@ def _com(problems, table, path, length):
     return None if bad else com
 
 
-def _other_kind_keys(keys, kind, other):
-    """Map keys valid only on ``other`` links to why a ``kind`` link rejects them."""
-    return {key: f"is not a known key for a {kind} link; only {other} links take it"
-            for key in keys}
-
-
 def _link(problems, table, path):
     """One ``[[link]]`` table -> RigidLink / FlexibleLink (None if unusable)."""
-    kind = string(problems, table, "kind", path, REQUIRED, _LINK_KINDS)
-    if kind == "rigid":
-        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY,
-                    _other_kind_keys(_FLEXIBLE_ONLY, "rigid", "flexible"))
-    elif kind == "flexible":
-        check_keys(problems, table, path, _LINK_COMMON + _FLEXIBLE_ONLY,
-                    _other_kind_keys(_RIGID_ONLY, "flexible", "rigid"))
-    else:
-        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
+    kind = link_kind(problems, table, path, _LINK_COMMON, _RIGID_ONLY, _FLEXIBLE_ONLY)
     length = _ranged(problems, table, "length", path, "length")
     if kind == "rigid":
         mass = _ranged(problems, table, "mass", path, "mass")

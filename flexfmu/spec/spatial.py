@@ -17,7 +17,8 @@ from collections.abc import Mapping
 
 from flexfmu.spec.arm import Modes
 from flexfmu.spec.checks import (
-    REQUIRED, as_number, check_keys, integer, join, number, show, string, sub_table, table_array, type_name, vector,
+    REQUIRED, arm_name_and_description, as_number, check_keys, integer, join, link_kind, number, show, string,
+    sub_table, table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import MAX_MODES
@@ -29,7 +30,6 @@ from flexfmu.spec.spatial_arm import (
 )
 
 _TOP_KEYS = ("name", "description", "gravity", "link", "lumped_mass", "payload")
-_LINK_KINDS = ("rigid", "flexible")
 _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
 _FLEXIBLE_ONLY = ("mass_per_length", "polar_inertia_per_length", "geometric_stiffening",
@@ -63,10 +63,7 @@ def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
     """
     problems: list[str] = []
     check_keys(problems, data, "", _TOP_KEYS)
-    name = string(problems, data, "name", "", REQUIRED)
-    if name is not None and not name.strip():
-        problems.append("name must not be empty")
-    description = string(problems, data, "description", "", "")
+    name, description = arm_name_and_description(problems, data)
     gravity = _in_range(problems, vector(problems, data, "gravity", "", 3, ZERO3), "gravity", "gravity")
 
     link_tables = table_array(problems, data, "link", required=True)
@@ -178,21 +175,9 @@ def _boolean(problems, table, key, path, default):
     return table[key]
 
 
-def _other_kind_keys(keys, kind, other):
-    return {key: f"is not a known key for a {kind} link; only {other} links take it" for key in keys}
-
-
 def _link(problems, table, path):
     """One ``[[link]]`` table -> SpatialRigidLink / SpatialFlexibleLink (None if unusable)."""
-    kind = string(problems, table, "kind", path, REQUIRED, _LINK_KINDS)
-    if kind == "rigid":
-        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY,
-                   _other_kind_keys(_FLEXIBLE_ONLY, "rigid", "flexible"))
-    elif kind == "flexible":
-        check_keys(problems, table, path, _LINK_COMMON + _FLEXIBLE_ONLY,
-                   _other_kind_keys(_RIGID_ONLY, "flexible", "rigid"))
-    else:
-        check_keys(problems, table, path, _LINK_COMMON + _RIGID_ONLY + _FLEXIBLE_ONLY)
+    kind = link_kind(problems, table, path, _LINK_COMMON, _RIGID_ONLY, _FLEXIBLE_ONLY)
     joint = _spatial_joint(problems, table, path)
     if kind == "rigid":
         length = _ranged(problems, table, "length", path, "rigid_length")

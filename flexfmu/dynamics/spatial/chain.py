@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.forces import input_matrix
+from flexfmu.dynamics.forces import input_matrix, with_joint_structure
 from flexfmu.dynamics.metadata import TORQUE, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.dynamics.rotations import rotation_vector
@@ -132,12 +132,7 @@ class SpatialChain:
                 K_link, D_link = B.modal_stiffness(props, st)
                 K += ca.mtimes([E.T, K_link, E])
                 D += ca.mtimes([E.T, D_link, E])
-        for j, row in self.rows.springs.items():
-            K += P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
-            D += P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)
-        for j, row in enumerate(self.rows.motors):
-            D += P[f"joint[{j + 1}].viscous_friction"] * ca.mtimes(row.T, row)
-        return K, D
+        return with_joint_structure(K, D, self.rows, P)
 
     def compiled(self, model):
         """The Functions of the C contract (articulated-body passes) for ``model``, the Model built on this
