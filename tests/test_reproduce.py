@@ -4,11 +4,12 @@ and a report that holds the rows it claims."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
 from flexfmu.cli import main
-from flexfmu.harness.reproduce import Row, relative_row
+from flexfmu.harness.reproduce import Row, markdown, relative_row
 from flexfmu.harness.reproductions import REPRODUCTIONS
 
 pytestmark = pytest.mark.slow
@@ -24,7 +25,7 @@ def report(tmp_path_factory):
 def test_every_reproduced_number_is_within_its_tolerance(report):
     status, _, data = report
     failed = [f"{row['source']}: {row['quantity']}: published {row['published']}, ours {row['ours']}"
-              for section in data["reproductions"] for row in section["rows"] if not row["passed"]]
+              for section in data["reproductions"] for row in section["rows"] if row["passed"] is False]
     assert not failed, failed
     assert status == 0 and data["passed"]
     assert [section["name"] for section in data["reproductions"]] == [entry.name for entry in REPRODUCTIONS]
@@ -45,6 +46,21 @@ def test_a_row_outside_its_tolerance_fails():
     assert relative_row("s", "q", 2.0, 2.0 * (1 + 2e-6), "1", 1e-6).passed is False
     assert relative_row("s", "q", 2.0, 2.0 * (1 + 5e-7), "1", 1e-6).passed is True
     assert Row("s", "q", 4.0, 5.0, "1", "t", False).relative_difference == pytest.approx(0.25)
+
+
+def test_a_number_reported_but_not_reproduced_neither_passes_nor_fails():
+    rows = [relative_row("s", "kept", 2.0, 2.0, "1", 1e-6), Row("s", "apart", 17.5, 20.5, "rad/s", "none", None, "why"),
+            relative_row("s", "off", 2.0, 3.0, "1", 1e-6)]
+
+    def data(rows):
+        return {"passed": all(r.passed is not False for r in rows),
+                "reproductions": [{"name": "x", "title": "X", "figures": [],
+                                   "rows": [asdict(r) | {"relative_difference": r.relative_difference} for r in rows]}]}
+
+    text = markdown(data(rows[:2]))
+    assert "**PASS** (1 of 1 checked rows within tolerance; 1 reported, not reproduced)" in text
+    assert "| none | not reproduced |" in text and "- why" in text
+    assert "**FAIL** (1 of 2 checked rows within tolerance; 1 reported, not reproduced)" in markdown(data(rows))
 
 
 def test_an_unknown_reproduction_is_a_usage_error(tmp_path, capsys):

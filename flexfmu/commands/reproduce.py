@@ -20,16 +20,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from flexfmu.harness.reproduce import reproduce
+    from flexfmu.harness.reproduce import reproduce, summary
 
     try:
         data = reproduce(args.out, args.only)
     except KeyError as error:
         raise UsageError(f"--only: {error.args[0]}") from None
-    rows = [row for section in data["reproductions"] for row in section["rows"]]
-    for row in rows:
-        if not row["passed"]:
+    for row in (row for section in data["reproductions"] for row in section["rows"]):
+        if row["passed"] is False:
             print(f"FAIL {row['source']}: {row['quantity']}: published {row['published']:.6g}, ours {row['ours']:.6g}")
-    print(f"{'PASS' if data['passed'] else 'FAIL'}: {sum(r['passed'] for r in rows)} of {len(rows)} rows within "
-          f"tolerance; report in {args.out}/report.md")
+    print(f"{'PASS' if data['passed'] else 'FAIL'}: {summary(data)}; report in {args.out}/report.md")
     return 0 if data["passed"] else 1

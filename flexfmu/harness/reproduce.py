@@ -36,7 +36,9 @@ class Row:
     unit : str
     tolerance : str
         What the verdict requires, in words (e.g. ``"abs(rel) <= 1e-6"``, ``"ours > 1"``).
-    passed : bool
+    passed : bool or None
+        Whether ours meets the tolerance; None for a number we report but do not reproduce (no
+        tolerance applies, and the note says why), which neither passes nor fails.
     note : str
         Why we differ, where we do.
     """
@@ -47,7 +49,7 @@ class Row:
     ours: float
     unit: str
     tolerance: str
-    passed: bool
+    passed: bool | None
     note: str = ""
 
     @property
@@ -99,18 +101,30 @@ def reproduce(out: Path, names: list[str] | None = None) -> dict:
         sections.append({"name": name, "title": entry.title, "seconds": time.perf_counter() - began,
                          "figures": list(entry.figures),
                          "rows": [asdict(row) | {"relative_difference": row.relative_difference} for row in rows]})
-    data = {"passed": all(row["passed"] for s in sections for row in s["rows"]), "reproductions": sections}
+    data = {"passed": all(row["passed"] is not False for s in sections for row in s["rows"]),
+            "reproductions": sections}
     (out / "report.json").write_text(json.dumps(data, indent=2))
     (out / "report.md").write_text(markdown(data))
     return data
 
 
+VERDICTS = {True: "PASS", False: "**FAIL**", None: "not reproduced"}
+
+
+def summary(data: dict) -> str:
+    """'N of M checked rows within tolerance' of the report ``data``, and how many rows are reported only."""
+    verdicts = [row["passed"] for s in data["reproductions"] for row in s["rows"]]
+    checked = [v for v in verdicts if v is not None]
+    reported = len(verdicts) - len(checked)
+    return (f"{sum(checked)} of {len(checked)} checked rows within tolerance"
+            + (f"; {reported} reported, not reproduced" if reported else ""))
+
+
 def markdown(data: dict) -> str:
     """The report's Markdown: one table per reproduction (from ``data``, as :func:`reproduce` returns)."""
-    rows = [row for s in data["reproductions"] for row in s["rows"]]
     lines = ["# flexfmu reproduces published and analytic numbers", "",
-             f"Result: **{'PASS' if data['passed'] else 'FAIL'}** ({sum(r['passed'] for r in rows)} of {len(rows)} "
-             f"rows within tolerance). Relative difference = ours / published - 1.", ""]
+             f"Result: **{'PASS' if data['passed'] else 'FAIL'}** ({summary(data)}). "
+             "Relative difference = ours / published - 1.", ""]
     for section in data["reproductions"]:
         lines += [f"## {section['title']}", "",
                   "| source | quantity | published | ours | unit | rel. difference | tolerance | verdict |",
@@ -120,7 +134,7 @@ def markdown(data: dict) -> str:
             relative = "n/a" if math.isnan(relative) else f"{relative:+.2e}"
             lines.append(f"| {row['source']} | {row['quantity']} | {row['published']:.6g} | {row['ours']:.6g} | "
                          f"{row['unit']} | {relative} | {row['tolerance']} | "
-                         f"{'PASS' if row['passed'] else '**FAIL**'} |")
+                         f"{VERDICTS[row['passed']]} |")
         notes = [row["note"] for row in section["rows"] if row["note"]]
         lines += [""] + [f"- {note}" for note in dict.fromkeys(notes)] + [""]
         lines += [f"![{section['name']}]({figure})" for figure in section["figures"]] + [""]

@@ -74,6 +74,6 @@ def tables(out: Path) -> list[Row]:
                 if k in LATERAL:
                     rows.append(relative_row(SOURCE, quantity, published[k], ours[k], "rad/s", LATERAL_TOLERANCE))
                 else:
-                    rows.append(Row(SOURCE, quantity, published[k], float(ours[k]), "rad/s", "reported only", True,
+                    rows.append(Row(SOURCE, quantity, published[k], float(ours[k]), "rad/s", "none", None,
                                     NOT_REPRODUCED))
     return rows
