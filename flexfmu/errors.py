@@ -17,3 +17,7 @@ class FlexfmuError(Exception):
 class InputError(FlexfmuError, ValueError):
     """A file or name that cannot be used: missing, a folder, unreadable,
     unwritable, or not one of the known examples."""
+
+
+class ExportError(FlexfmuError, ValueError):
+    """Export settings or inputs that cannot make a valid artefact (``flexfmu.targets``)."""

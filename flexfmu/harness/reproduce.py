@@ -1,7 +1,7 @@
 """``flexfmu reproduce``: every published or analytic number flexfmu can compute, in one report.
 
 A reproduction is one entry of the registry
-(``flexfmu.harness.reproductions.REPRODUCTIONS``): a name, a title and a
+(``flexfmu.harness.reproductions.REPRODUCTIONS``, rows in ``reproductions.rows``): a name, a title and a
 function that computes its rows (and may draw a figure into the output
 folder). A row is one number: where it comes from, the published value,
 ours, the relative difference, the tolerance and what it means, and the
@@ -14,67 +14,10 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
-
-@dataclass(frozen=True)
-class Row:
-    """One reproduced number.
-
-    Attributes
-    ----------
-    source : str
-        Paper, table or equation the published value comes from.
-    quantity : str
-        What is compared, with its conditions.
-    published : float
-        The published (or analytic) value.
-    ours : float
-        flexfmu's value.
-    unit : str
-    tolerance : str
-        What the verdict requires, in words (e.g. ``"abs(rel) <= 1e-6"``, ``"ours > 1"``).
-    passed : bool or None
-        Whether ours meets the tolerance; None for a number we report but do not reproduce (no
-        tolerance applies, and the note says why), which neither passes nor fails.
-    note : str
-        Why we differ, where we do.
-    """
-
-    source: str
-    quantity: str
-    published: float
-    ours: float
-    unit: str
-    tolerance: str
-    passed: bool | None
-    note: str = ""
-
-    @property
-    def relative_difference(self) -> float:
-        """ours / published - 1 (nan for a published zero)."""
-        return self.ours / self.published - 1.0 if self.published else math.nan
-
-
-def relative_row(source: str, quantity: str, published: float, ours: float, unit: str, tolerance: float,
-                 note: str = "") -> Row:
-    """A row that passes when ``ours`` is within the relative ``tolerance`` of ``published``; the other
-    parameters (``source``, ``quantity``, ``unit``, ``note``) as for :class:`Row`."""
-    passed = abs(ours / published - 1.0) <= tolerance
-    return Row(source, quantity, float(published), float(ours), unit, f"abs(rel) <= {tolerance:g}", bool(passed), note)
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """An entry of the registry: ``rows(out)`` computes the rows, drawing any figure into the folder
-    ``out`` (named in ``figures``)."""
-
-    name: str
-    title: str
-    rows: Callable[[Path], list[Row]]
-    figures: tuple = field(default=())
+from flexfmu.harness.reproductions import REPRODUCTIONS
 
 
 def reproduce(out: Path, names: list[str] | None = None) -> dict:
@@ -86,8 +29,6 @@ def reproduce(out: Path, names: list[str] | None = None) -> dict:
     KeyError
         For a name that is not in the registry.
     """
-    from flexfmu.harness.reproductions import REPRODUCTIONS
-
     registry = {entry.name: entry for entry in REPRODUCTIONS}
     unknown = sorted(set(names or ()) - set(registry))
     if unknown:

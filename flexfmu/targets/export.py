@@ -18,14 +18,11 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flexfmu.errors import FlexfmuError
+from flexfmu.errors import ExportError
 from flexfmu.integrate import INTEGRATORS, STABILITY_LIMITS, default_internal_step, highest_frequency, stable_step
+from flexfmu.targets.platforms import PLATFORMS
 
 INTERFACES = ("cs", "me", "both")
-
-
-class ExportError(FlexfmuError, ValueError):
-    """Export settings or inputs that cannot make a valid artefact."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +93,6 @@ def check_settings(settings: ExportSettings) -> None:
     if settings.internal_step is not None and not settings.internal_step > 0:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
     if settings.platforms is not None:
-        from flexfmu.targets.platforms import PLATFORMS  # imports this module
-
         unknown = [name for name in settings.platforms if name not in PLATFORMS]
         if unknown or not settings.platforms:
             problems.append(f"platforms must be some of {', '.join(PLATFORMS)}, got {settings.platforms!r}")

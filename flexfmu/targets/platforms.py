@@ -18,7 +18,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 
-from flexfmu.targets.export import ExportError
+from flexfmu.errors import ExportError
 
 
 @dataclass(frozen=True)

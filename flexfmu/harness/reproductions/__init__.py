@@ -1,4 +1,4 @@
-"""The registry of reproductions (see ``flexfmu.harness.reproduce``): one line per entry.
+"""The registry of reproductions (see ``flexfmu.harness.reproduce``; rows and entries in ``rows``): one line per entry.
 
 To add one: a module here with a function ``rows(out) -> list[Row]`` (use
 ``relative_row`` for a published number and its relative tolerance), and a
@@ -8,8 +8,15 @@ fails on any row outside its tolerance.
 
 from __future__ import annotations
 
-from flexfmu.harness.reproduce import Reproduction
-from flexfmu.harness.reproductions import beams, paper000, paper001, paper002, paper003, paper004
+from flexfmu.harness.reproductions import (
+    beams,
+    paper000,
+    paper001,
+    paper002,
+    paper003,
+    paper004,
+)
+from flexfmu.harness.reproductions.rows import Reproduction
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("cantilever", "Clamped-free beam frequencies", beams.cantilever),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import flexfmu
 from flexfmu.dynamics.linear import natural_frequencies
-from flexfmu.harness.reproduce import Row, relative_row
+from flexfmu.harness.reproductions.rows import Row, relative_row
 
 CANTILEVER = (1.8751041, 4.6940911, 7.8547574)  # roots of cos b cosh b = -1
 TIP_MASS_1 = (1.2479174, 4.0311394)  # roots with a tip mass equal to the beam's mass (mu = 1)

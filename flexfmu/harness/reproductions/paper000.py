@@ -29,7 +29,7 @@ import numpy as np
 
 import flexfmu
 from flexfmu.dynamics.linear import held_frequencies
-from flexfmu.harness.reproduce import Row, relative_row
+from flexfmu.harness.reproductions.rows import Row, relative_row
 
 PUBLISHED_OMEGA = (12.246, 40.82)  # rad/s, paper 000 section 4.1
 POSE = (np.pi / 4, -np.pi / 4)

@@ -22,8 +22,13 @@ import numpy as np
 import flexfmu
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.linear import natural_frequencies
-from flexfmu.harness.reproduce import Row, relative_row
-from flexfmu.harness.spinup import beam_variant, minimum, spinup_run, tip_deflection_name
+from flexfmu.harness.reproductions.rows import Row, relative_row
+from flexfmu.harness.spinup import (
+    beam_variant,
+    minimum,
+    spinup_run,
+    tip_deflection_name,
+)
 
 PAPER_FUNDAMENTAL_HZ = 0.464  # paper 001, Section 4.1
 PAPER_CRITICAL_RATE = 3.0  # rad/s: "diverges above about 3 rad/s" (paper 001, Section 4.1)

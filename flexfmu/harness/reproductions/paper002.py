@@ -21,8 +21,8 @@ import numpy as np
 import scipy.linalg
 
 from flexfmu.dynamics.linear import linearise
-from flexfmu.harness.reproduce import Row
 from flexfmu.harness.reproductions.beams import load_text
+from flexfmu.harness.reproductions.rows import Row
 
 LINK = """
 name = "lin_lewis_link"

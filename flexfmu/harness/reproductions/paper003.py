@@ -20,7 +20,7 @@ from pathlib import Path
 import flexfmu
 from flexfmu.dynamics.delta.assembly import elastic_layout
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
-from flexfmu.harness.reproduce import Row, relative_row
+from flexfmu.harness.reproductions.rows import Row, relative_row
 
 POSITION = (0.1, 0.0, 0.5)
 SOURCE = "Kuo 2016 (paper 003)"
