@@ -39,8 +39,30 @@ class Description:
     unstable_step_allowed: bool = False
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
+    """The float ``value`` as the XML attributes of both FMI versions write it (shortest round-trip text)."""
     return repr(float(value))
+
+
+def add_definitions(root: ET.Element, info: Description, units: list[str]) -> None:
+    """Append the sections FMI 2.0 and 3.0 write alike to the ``root`` of a model description: the
+    UnitDefinitions of the unit names ``units``, the LogCategories and the DefaultExperiment of ``info``."""
+    definitions = ET.SubElement(root, "UnitDefinitions")
+    for name in units:
+        unit = ET.SubElement(definitions, "Unit", {"name": name})
+        ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
+    categories = ET.SubElement(root, "LogCategories")
+    for name, text in LOG_CATEGORIES.items():
+        ET.SubElement(categories, "Category", {"name": name, "description": text})
+    ET.SubElement(root, "DefaultExperiment", {
+        "startTime": "0.0", "stopTime": number(info.stop_time), "stepSize": number(info.communication_step),
+    })
+
+
+def xml_text(root: ET.Element) -> str:
+    """The XML document of ``root``, indented, with its declaration."""
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def cosimulation_annotation(info: Description) -> dict[str, str]:
@@ -48,14 +70,14 @@ def cosimulation_annotation(info: Description) -> dict[str, str]:
     internal step, the arm's highest frequency and the stability limit of h times it, and whether an unstable
     step was exported on purpose."""
     attributes = {
-        "integrator": info.integrator, "internalStep": _number(info.internal_step),
-        "highestFrequency": _number(info.omega_max), "stepTimesHighestFrequency": _number(
+        "integrator": info.integrator, "internalStep": number(info.internal_step),
+        "highestFrequency": number(info.omega_max), "stepTimesHighestFrequency": number(
             info.internal_step * info.omega_max),
         "note": "fixed internal step h; any communication step works: the whole internal steps it holds, then "
                 "one shorter step when it is no multiple of h",
     }
     if info.stability_limit != float("inf"):
-        attributes["stabilityLimit"] = _number(info.stability_limit)
+        attributes["stabilityLimit"] = number(info.stability_limit)
     if info.unstable_step_allowed:
         attributes["unstableStepAllowed"] = "true"
         attributes["note"] += ("; the internal step is beyond the stability limit, exported on request "
@@ -104,18 +126,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
         for name in info.source_files:
             ET.SubElement(files, "File", {"name": name})
 
-    used = sorted({v.unit for v in variables if v.unit in UNITS})
-    units = ET.SubElement(root, "UnitDefinitions")
-    for name in used:
-        unit = ET.SubElement(units, "Unit", {"name": name})
-        ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS[name].items()})
-
-    categories = ET.SubElement(root, "LogCategories")
-    for name, text in LOG_CATEGORIES.items():
-        ET.SubElement(categories, "Category", {"name": name, "description": text})
-    ET.SubElement(root, "DefaultExperiment", {
-        "startTime": "0.0", "stopTime": _number(info.stop_time), "stepSize": _number(info.communication_step),
-    })
+    add_definitions(root, info, sorted({v.unit for v in variables if v.unit in UNITS}))
     vendor = ET.SubElement(ET.SubElement(root, "VendorAnnotations"), "Tool", {"name": "flexfmu"})
     ET.SubElement(vendor, "CoSimulation", cosimulation_annotation(info))
 
@@ -129,7 +140,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
         sv = ET.SubElement(model_variables, "ScalarVariable", attrs)
         real = {}
         if v.start is not None:
-            real["start"] = _number(v.start)
+            real["start"] = number(v.start)
         if v.unit in UNITS:
             real["unit"] = v.unit
         if v.derivative_of is not None:
@@ -144,5 +155,4 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     initial = ET.SubElement(ms, "InitialUnknowns")
     for index in structure.initial_unknowns:
         ET.SubElement(initial, "Unknown", {"index": str(index)})
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return xml_text(root)

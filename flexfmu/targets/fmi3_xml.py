@@ -5,29 +5,19 @@ written the FMI 3.0 way: typed ``<Float64>`` elements, an independent
 variable ``time`` (value reference 0, unused by the model's blocks), the
 ``derivative`` attribute and the ModelStructure naming value references
 rather than indices, the instantiation token instead of the GUID, and the
-internal step as the CoSimulation attribute ``fixedInternalStepSize`` (the
-importer should use a multiple of it as communication step, which is
-flexfmu's rule). Source files are listed in ``sources/buildDescription.xml``.
+internal step as the CoSimulation attribute ``fixedInternalStepSize`` (any
+communication step works: whole internal steps, then one shorter step).
+Source files are listed in ``sources/buildDescription.xml``.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from flexfmu.targets.fmi2_xml import LOG_CATEGORIES, Description
+from flexfmu.targets.fmi2_xml import Description, add_definitions, cosimulation_annotation, number, xml_text
 from flexfmu.targets.variables import UNITS, Structure, Variable
 
 TIME_VR = 0  # below every block of ffmu_model.h
-UNITS_WITH_TIME = {**UNITS, "s": {"s": 1}}
-
-
-def _number(value: float) -> str:
-    return repr(float(value))
-
-
-def _text(root: ET.Element) -> str:
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def model_description_xml(info: Description, variables: list[Variable], structure: Structure, token: str,
@@ -64,23 +54,12 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     if interface in ("cs", "both"):
         ET.SubElement(root, "CoSimulation", {
             **common, "canHandleVariableCommunicationStepSize": "true",
-            "fixedInternalStepSize": _number(info.internal_step), "maxOutputDerivativeOrder": "0",
+            "fixedInternalStepSize": number(info.internal_step), "maxOutputDerivativeOrder": "0",
             "hasEventMode": "false", "providesIntermediateUpdate": "false",
             "canReturnEarlyAfterIntermediateUpdate": "false",
         })
 
-    used = sorted({v.unit for v in variables if v.unit in UNITS} | {"s"})
-    units = ET.SubElement(root, "UnitDefinitions")
-    for name in used:
-        unit = ET.SubElement(units, "Unit", {"name": name})
-        ET.SubElement(unit, "BaseUnit", {k: str(e) for k, e in UNITS_WITH_TIME[name].items()})
-
-    categories = ET.SubElement(root, "LogCategories")
-    for name, text in LOG_CATEGORIES.items():
-        ET.SubElement(categories, "Category", {"name": name, "description": text})
-    ET.SubElement(root, "DefaultExperiment", {
-        "startTime": "0.0", "stopTime": _number(info.stop_time), "stepSize": _number(info.communication_step),
-    })
+    add_definitions(root, info, sorted({v.unit for v in variables if v.unit in UNITS} | {"s"}))  # "s": time
 
     model_variables = ET.SubElement(root, "ModelVariables")
     ET.SubElement(model_variables, "Float64", {"name": "time", "valueReference": str(TIME_VR),
@@ -94,7 +73,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
         if v.description:
             attrs["description"] = v.description
         if v.start is not None:
-            attrs["start"] = _number(v.start)
+            attrs["start"] = number(v.start)
         if v.unit in UNITS:
             attrs["unit"] = v.unit
         if v.derivative_of is not None:
@@ -109,12 +88,8 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     for index in structure.initial_unknowns:
         ET.SubElement(ms, "InitialUnknown", {"valueReference": str(vr_at[index])})
     annotation = ET.SubElement(ET.SubElement(root, "Annotations"), "Annotation", {"type": "org.flexfmu"})
-    ET.SubElement(annotation, "CoSimulation", {
-        "integrator": info.integrator, "internalStep": _number(info.internal_step),
-        "note": "fixed internal step h; any communication step works: the whole internal steps it holds, then "
-                "one shorter step when it is no multiple of h",
-    })
-    return _text(root)
+    ET.SubElement(annotation, "CoSimulation", cosimulation_annotation(info))
+    return xml_text(root)
 
 
 def build_description_xml(info: Description) -> str:
@@ -124,4 +99,4 @@ def build_description_xml(info: Description) -> str:
     files = ET.SubElement(configuration, "SourceFileSet", {"language": "C99"})
     for name in info.source_files:
         ET.SubElement(files, "SourceFile", {"name": name})
-    return _text(root)
+    return xml_text(root)
