@@ -26,6 +26,22 @@ from flexfmu.dynamics.metadata import Signal
 from flexfmu.dynamics.parameters import JOINT_ENVELOPE, LINK_ENVELOPE, ParameterSymbols
 
 
+def coordinate_outputs(add, joint_rotations, coords, q, qd) -> None:
+    """The outputs every serial chain (planar or spatial) starts with, through ``add`` (called as
+    add(name, unit, group, description, expression, link)): each joint's encoder angle and rate (its rotation row of
+    ``joint_rotations`` times ``q`` and ``qd``), each rotor's angle and rate, and each modal coordinate,
+    with ``coords`` (rotor and modal indices, and the coordinate records that give the units)."""
+    for j, psi in enumerate(joint_rotations, start=1):
+        add(f"joint[{j}].angle", "rad", md.JOINT_ANGLE, f"encoder angle of joint {j}", ca.mtimes(psi, q), j)
+        add(f"joint[{j}].rate", "rad/s", md.JOINT_RATE, f"encoder rate of joint {j}", ca.mtimes(psi, qd), j)
+    for j, k in sorted(coords.rotor.items()):
+        add(f"motor[{j + 1}].angle", "rad", md.MOTOR_ANGLE, f"rotor angle of joint {j + 1} (link side)", q[k], j + 1)
+        add(f"motor[{j + 1}].rate", "rad/s", md.MOTOR_RATE, f"rotor rate of joint {j + 1} (link side)", qd[k], j + 1)
+    for i, idx in enumerate(coords.modal, start=1):
+        for m, k in enumerate(idx, start=1):
+            add(f"link[{i}].mode[{m}]", coords.records[k].unit, md.MODE, f"modal coordinate {m} of link {i}", q[k], i)
+
+
 def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, q, qd,
                        qdd):
     """Return (signals, expressions) of the outputs, in y order.
@@ -45,15 +61,7 @@ def output_expressions(coords: Coordinates, chain: ChainRows, bodies: list[LinkB
     def add(name, unit, group, description, expr, link=None, limit=None):
         rows.append((Signal(name, unit, group, description, link, limit), expr))
 
-    for j, psi in enumerate(chain.joint_rotations, start=1):
-        add(f"joint[{j}].angle", "rad", md.JOINT_ANGLE, f"encoder angle of joint {j}", ca.mtimes(psi, q), j)
-        add(f"joint[{j}].rate", "rad/s", md.JOINT_RATE, f"encoder rate of joint {j}", ca.mtimes(psi, qd), j)
-    for j, k in sorted(coords.rotor.items()):
-        add(f"motor[{j + 1}].angle", "rad", md.MOTOR_ANGLE, f"rotor angle of joint {j + 1} (link side)", q[k], j + 1)
-        add(f"motor[{j + 1}].rate", "rad/s", md.MOTOR_RATE, f"rotor rate of joint {j + 1} (link side)", qd[k], j + 1)
-    for i, idx in enumerate(coords.modal, start=1):
-        for m, k in enumerate(idx, start=1):
-            add(f"link[{i}].mode[{m}]", "m", md.MODE, f"modal coordinate {m} of link {i}", q[k], i)
+    coordinate_outputs(add, chain.joint_rotations, coords, q, qd)
 
     origins, _, tip, _ = forward_kinematics(coords, bodies, q)
     link_tips = origins[1:] + [tip]

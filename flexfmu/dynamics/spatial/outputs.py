@@ -18,7 +18,7 @@ import casadi as ca
 
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.metadata import Signal
-from flexfmu.dynamics.outputs import _largest
+from flexfmu.dynamics.outputs import _largest, coordinate_outputs
 from flexfmu.dynamics.parameters import JOINT_ENVELOPE, LINK_ENVELOPE
 from flexfmu.dynamics.spatial import bodies as B
 from flexfmu.dynamics.spatial.kinematics import frames, link_coordinates, tip_motion
@@ -49,15 +49,7 @@ def output_expressions(chain, q, qd, qdd):
     def add(name, unit, group, description, expr, link=None, limit=None):
         rows.append((Signal(name, unit, group, description, link, limit), expr))
 
-    for j, psi in enumerate(chain.rows.joint_rotations, start=1):
-        add(f"joint[{j}].angle", "rad", md.JOINT_ANGLE, f"encoder angle of joint {j}", ca.mtimes(psi, q), j)
-        add(f"joint[{j}].rate", "rad/s", md.JOINT_RATE, f"encoder rate of joint {j}", ca.mtimes(psi, qd), j)
-    for j, k in sorted(coords.rotor.items()):
-        add(f"motor[{j + 1}].angle", "rad", md.MOTOR_ANGLE, f"rotor angle of joint {j + 1} (link side)", q[k], j + 1)
-        add(f"motor[{j + 1}].rate", "rad/s", md.MOTOR_RATE, f"rotor rate of joint {j + 1} (link side)", qd[k], j + 1)
-    for i, idx in enumerate(coords.modal, start=1):
-        for m, k in enumerate(idx, start=1):
-            add(f"link[{i}].mode[{m}]", coords.records[k].unit, md.MODE, f"modal coordinate {m} of link {i}", q[k], i)
+    coordinate_outputs(add, chain.rows.joint_rotations, coords, q, qd)
 
     F = frames(chain.joints, chain.structures, chain.bodies, coords, q)
     bending = []  # (link, axis, deflection) for the envelope
