@@ -6,6 +6,7 @@ controller sample) and the planner's initial guess.
 
 from __future__ import annotations
 
+import casadi as ca
 import numpy as np
 
 
@@ -79,13 +80,12 @@ def quintic_reference(start, goal, duration: float):
     return reference
 
 
-def septic(s: float) -> tuple[float, float, float]:
-    """The septic rest-to-rest blend 35 s^4 - 84 s^5 + 70 s^6 - 20 s^7 of the normalised time ``s`` in [0, 1]
-    (zero velocity, acceleration and jerk at both ends; held outside) and its first and second derivatives in
-    ``s``."""
-    s = min(max(s, 0.0), 1.0)
-    return (35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7, 140 * s**3 - 420 * s**4 + 420 * s**5 - 140 * s**6,
-            420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5)
+def septic(s):
+    """The septic rest-to-rest blend 35 s^4 - 84 s^5 + 70 s^6 - 20 s^7 of the normalised time ``s`` clamped to
+    [0, 1] (zero velocity, acceleration and jerk at both ends; held outside), for a number or a CasADi
+    expression."""
+    s = ca.fmin(ca.fmax(s, 0.0), 1.0)
+    return 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
 
 
 def platform_circle(center, radius: float, frequency: float):
@@ -101,10 +101,30 @@ def platform_circle(center, radius: float, frequency: float):
     return path
 
 
+def inverted_u_expression(t, start, travel, times):
+    """Paper 003's pick-and-place path (section 5.4) at the time ``t`` (a number or a CasADi expression): X and
+    Y go from ``start`` to ``start + travel`` between ``times[1]`` and ``times[3]``; Z goes to ``start +
+    travel`` between ``times[0]`` and ``times[2]`` and back between ``times[2]`` and ``times[4]``; each move
+    a septic blend, so the path is three times continuously differentiable in ``t``.
+
+    Parameters
+    ----------
+    t : float or casadi expression
+        Time, s.
+    start, travel : sequence of 3 floats
+        (X0, Y0, Z0) and (dX, dY, dZ), m.
+    times : sequence of 5 floats
+        (t0, t1, t2, t3, tf), s.
+    """
+    t0, t1, t2, t3, tf = times
+    xy = septic((t - t1) / (t3 - t1))
+    z = ca.if_else(t < t2, septic((t - t0) / (t2 - t0)), 1 - septic((t - t2) / (tf - t2)))
+    return ca.DM(start) + ca.DM(travel) * ca.vertcat(xy, xy, z)
+
+
 def inverted_u(start, travel, times):
-    """t -> (P, P', P''): paper 003's pick-and-place path (section 5.4). X and Y go from ``start`` to
-    ``start + travel`` between ``times[1]`` and ``times[3]``; Z goes to ``start + travel`` between
-    ``times[0]`` and ``times[2]`` and back between ``times[2]`` and ``times[4]``; each move a septic blend.
+    """t -> (P, P', P''): :func:`inverted_u_expression` with its rates and accelerations (automatic
+    differentiation), as numbers.
 
     Parameters
     ----------
@@ -113,18 +133,13 @@ def inverted_u(start, travel, times):
     times : sequence of 5 floats
         (t0, t1, t2, t3, tf), s.
     """
-    start, travel = np.asarray(start, float), np.asarray(travel, float)
-    t0, t1, t2, t3, tf = times
+    t = ca.SX.sym("t")
+    position = inverted_u_expression(t, start, travel, times)
+    rate = ca.jacobian(position, t)
+    motion = ca.Function("inverted_u", [t], [position, rate, ca.jacobian(rate, t)])
 
-    def blend(t, a, b):
-        value, rate, accel = septic((t - a) / (b - a))
-        inside = a < t < b
-        return value, rate / (b - a) * inside, accel / (b - a) ** 2 * inside
-
-    def path(t: float):
-        xy = blend(t, t1, t3)
-        z = blend(t, t0, t2) if t < t2 else tuple(-v if k else 1 - v for k, v in enumerate(blend(t, t2, tf)))
-        return tuple(start * (k == 0) + travel * np.array([xy[k], xy[k], z[k]]) for k in range(3))
+    def path(time: float):
+        return tuple(np.array(value).ravel() for value in motion(time))
 
     return path
 

@@ -149,6 +149,11 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
     axes[0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
     axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    _save_row(fig, axes, title, path)
+
+
+def _save_row(fig, axes, title: str, path) -> None:
+    """Grid and legend on each of ``axes``, ``title`` over ``fig``, written to ``path`` and closed."""
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
@@ -156,6 +161,41 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_pick_place(planned, baseline, model, commanded, move_time: float, path: str | Path, title: str) -> None:
+    """A Delta robot's planned pick-and-place against its baseline (dashed), both run through the FMU: the
+    platform's distance from its mean position after the move (the residual vibration's measure), the motor
+    torques, and the commanded and actual paths seen from the side (X-Z); the move's end marked.
+
+    Parameters
+    ----------
+    planned, baseline : Result
+        The FMU runs of the planned move and of the baseline.
+    model : Model
+        Names the inputs and the platform position.
+    commanded : tuple of two arrays
+        The commanded platform paths (3 x samples, m) of the plan and of the baseline.
+    move_time, path, title :
+        As for :func:`plot_plan`.
+    """
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    names = end_effector(model)
+    for (run, style, label), route in zip(((planned, "-", "plan"), (baseline, "--", "baseline")), commanded):
+        position = np.column_stack([run[name] for name in names])
+        distance = np.linalg.norm(position - position[run.time >= move_time - 1e-9].mean(axis=0), axis=1)
+        axes[0].semilogy(*thinned(run.time, 1e3 * distance), style, color="C0", label=label)
+        for j, name in enumerate(model.inputs):
+            axes[1].plot(*thinned(run.time, run[name]), style, color=f"C{j}", label=f"{name} ({label})")
+        axes[2].plot(route[0], route[2], style, color="C7", label=f"commanded ({label})")
+        axes[2].plot(position[:, 0], position[:, 2], style, color="C3", label=f"platform ({label})")
+    for ax in axes[:2]:
+        ax.axvline(move_time, color="k", lw=0.8)
+    axes[0].set(xlabel="time [s]", ylabel="distance [mm]", title="platform distance from its mean after the move")
+    axes[1].set(xlabel="time [s]", ylabel="torque [N m]", title="motor torques")
+    axes[2].set(xlabel="X [m]", ylabel="Z [m] (down)", title="paths seen from the side")
+    axes[2].invert_yaxis()
+    _save_row(fig, axes, title, path)
 
 
 def plot_scenario(result, model, reference, path: str | Path, title: str, open_loop: bool) -> None:

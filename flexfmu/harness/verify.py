@@ -13,7 +13,7 @@ import numpy as np
 
 from flexfmu.control.controllers import SampledController
 from flexfmu.control.cost import CostWeights, cost_signals, run_cost
-from flexfmu.dynamics.metadata import TIP_POSITION
+from flexfmu.dynamics.metadata import PLATFORM_POSITION, TIP_POSITION
 from flexfmu.harness.runner import run_fmu
 
 
@@ -73,7 +73,9 @@ def fmu_gradient_fd(path, model, scenario, law, gains, names, weights: CostWeigh
 def residual_tip_vibration(model, result, after: float) -> float:
     """RMS distance (m) of the end effector from its mean position over the
     samples at t >= ``after``: what is left of the motion once the move is over.
-    ``result`` is a run (a Result) recording the tip position outputs of ``model``."""
+    ``result`` is a run (a Result) recording the end effector's position outputs of ``model`` (a serial
+    arm's tip, a Delta robot's platform centre)."""
     window = result.time >= after - 1e-9
-    tip = np.column_stack([result[name][window] for name in model.outputs_of(TIP_POSITION)])
+    names = model.outputs_of(TIP_POSITION) or model.outputs_of(PLATFORM_POSITION)
+    tip = np.column_stack([result[name][window] for name in names])
     return float(np.sqrt(np.mean(np.sum((tip - tip.mean(axis=0)) ** 2, axis=1))))
