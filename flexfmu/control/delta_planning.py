@@ -30,6 +30,8 @@ to scalar graphs, which compiling derivatives would need) took 36 to 48 s.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -44,7 +46,6 @@ from flexfmu.integrate import implicit_midpoint_step, is_multiple
 
 CONSTRAINT_POINTS = 81  # normalised times where the slope and the bend are bounded
 ACCELERATION_SAMPLE = 5e-3  # s between the samples where the motor accelerations are bounded
-JIT_OPTIONS = {"jit": True, "compiler": "shell", "jit_options": {"flags": ["-O1"], "verbose": False}}
 
 
 class PickPlaceError(FlexfmuError, ValueError):
@@ -107,11 +108,12 @@ class PickPlacePlan:
         return self.moves.reference(self.coefficients)
 
 
-def closed_loop_run(model, law, gains, count: int, sample_step: float, internal_step: float) -> ca.Function:
+def closed_loop_run(model, law, gains, count: int, sample_step: float, internal_step: float,
+                    folder: str) -> ca.Function:
     """(x0, R) -> X: ``count`` samples of the sampled closed loop of ``model`` under ``law`` at ``gains``, R
     the reference samples [theta_d; dtheta_d; ddtheta_d] (one column each), X the states after each
     sample; the plant by the implicit midpoint rule at ``internal_step`` (a divisor of ``sample_step``),
-    JIT-compiled.
+    JIT-compiled in ``folder`` (CasADi removes its files when the Function is freed).
 
     Raises
     ------
@@ -131,7 +133,9 @@ def closed_loop_run(model, law, gains, count: int, sample_step: float, internal_
     x_next = x
     for _ in range(int(round(sample_step / internal_step))):
         x_next = step(x_next, u, pc, internal_step)
-    sample = ca.Function("pick_place_sample", [x, r], [x_next], JIT_OPTIONS)
+    jit = {"jit": True, "compiler": "shell", "jit_name": "pick_place",
+           "jit_options": {"flags": ["-O1"], "verbose": False, "directory": os.path.join(folder, "")}}
+    sample = ca.Function("pick_place_sample", [x, r], [x_next], jit)
     return sample.mapaccum("pick_place_run", count)
 
 
@@ -173,9 +177,19 @@ def plan_pick_place(model, moves: PickPlaceMoves, law, gains, x0, duration: floa
         problems.append(f"the run ({duration!r} s) must last longer than the move ({moves.move_time!r} s)")
     if problems:
         raise PickPlaceError("; ".join(problems))
+    folder = tempfile.mkdtemp(prefix="flexfmu-jit-")
+    try:
+        return _plan(model, moves, law, gains, x0, duration, sample_step, settings, progress, folder)
+    finally:  # the compiled Functions are freed by now, and with them their files
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, settings: PickPlaceSettings,
+          progress, folder: str) -> PickPlacePlan:
+    """:func:`plan_pick_place` with the closed loop compiled in ``folder``."""
     began = time.perf_counter()
     grid = np.arange(int(round(duration / sample_step)) + 1) * sample_step
-    run = closed_loop_run(model, law, gains, len(grid), sample_step, settings.internal_step)
+    run = closed_loop_run(model, law, gains, len(grid), sample_step, settings.internal_step, folder)
     residual = _residual_function(model, moves, run, np.asarray(x0, float), grid)
     threads = max(1, min(os.cpu_count() or 1, moves.size + 1))
     batch = residual.map(moves.size + 1, "thread", threads)
