@@ -209,13 +209,14 @@ def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, s
                                settings.path_tolerance + bend])
 
     c = zero.copy()
-    values = np.array(residual(c)).ravel()
-    history, damping = [float(np.linalg.norm(values))], 1e-3
+    history, damping = [], 1e-3
     for iteration in range(settings.iterations):
         columns = np.tile(c[:, None], (1, moves.size + 1))
         columns[:, 1:] += settings.difference_step * np.eye(moves.size)
         samples = np.array(batch(columns))
         values = samples[:, 0]
+        if not history:  # the baseline's residual: the first column of the first batch
+            history.append(float(np.linalg.norm(values)))
         jacobian = (samples[:, 1:] - values[:, None]) / settings.difference_step
         accel, accel_jacobian = moves.accelerations(c, accel_tau)
         scale = values @ values

@@ -16,6 +16,9 @@ import numbers
 from collections.abc import Mapping
 
 REQUIRED = object()  # default meaning "this key must be present"
+MODE_KEYS = ("family", "count", "damping_ratio", "damping_coefficient")  # a mode table's keys, planar and spatial
+LUMPED_KEYS = ("link", "position", "mass", "inertia")  # a [[lumped]] table's keys
+PAYLOAD_KEYS = ("mass", "inertia")  # the [payload] table's keys
 
 
 def show(value) -> str:
@@ -38,6 +41,18 @@ def plural(n: int, noun: str) -> str:
 def join(path: str, key: str) -> str:
     """The field path of ``key`` in the table at ``path`` (the key alone at the top level)."""
     return f"{path}.{key}" if path else key
+
+
+def look_up(problems, table, key, path, default, hint: str = "") -> tuple[bool, object]:
+    """(True, ``table[key]``) when ``key`` is present in ``table``; else (False, what the validator returns):
+    ``default``, or None after recording "<``path``.key> is required``hint``" in ``problems`` when ``default``
+    is :data:`REQUIRED`."""
+    if key in table:
+        return True, table[key]
+    if default is REQUIRED:
+        problems.append(f"{join(path, key)} is required{hint}")
+        return False, None
+    return False, default
 
 
 def is_number(value) -> bool:
@@ -122,12 +137,10 @@ def number(problems, table, key, path, default=REQUIRED, *, missing="", **bounds
     **bounds :
         ``gt``, ``ge``, ``lt``, ``le`` and ``unit`` as for :func:`as_number`.
     """
-    if key not in table:
-        if default is REQUIRED:
-            problems.append(f"{join(path, key)} is required{missing}")
-            return None
-        return default
-    return as_number(problems, table[key], join(path, key), **bounds)
+    found, value = look_up(problems, table, key, path, default, missing)
+    if not found:
+        return value
+    return as_number(problems, value, join(path, key), **bounds)
 
 
 def integer(problems, table, key, path, low, high=None, default=REQUIRED):
@@ -143,12 +156,9 @@ def integer(problems, table, key, path, low, high=None, default=REQUIRED):
         Returned when the key is absent; :data:`REQUIRED` (the default) makes its absence a problem.
     """
     where = join(path, key)
-    if key not in table:
-        if default is REQUIRED:
-            problems.append(f"{where} is required")
-            return None
-        return default
-    value = table[key]
+    found, value = look_up(problems, table, key, path, default)
+    if not found:
+        return value
     limits = f"{low}..{high}" if high is not None else f">= {low}"
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         problems.append(f"{where} must be an integer {limits}, "
@@ -173,13 +183,10 @@ def string(problems, table, key, path, default=REQUIRED, choices=None):
         The allowed values (None: any string).
     """
     where = join(path, key)
-    if key not in table:
-        if default is REQUIRED:
-            what = " (one of " + ", ".join(map(repr, choices)) + ")" if choices else ""
-            problems.append(f"{where} is required{what}")
-            return None
-        return default
-    value = table[key]
+    what = " (one of " + ", ".join(map(repr, choices)) + ")" if choices else ""
+    found, value = look_up(problems, table, key, path, default, what)
+    if not found:
+        return value
     if not isinstance(value, str):
         problems.append(f"{where} must be a string, got {show(value)} ({type_name(value)})")
         return None
@@ -203,12 +210,9 @@ def boolean(problems, table, key, path, default=REQUIRED):
         Returned when the key is absent; :data:`REQUIRED` (the default) makes its absence a problem.
     """
     where = join(path, key)
-    if key not in table:
-        if default is REQUIRED:
-            problems.append(f"{where} is required (true or false)")
-            return None
-        return default
-    value = table[key]
+    found, value = look_up(problems, table, key, path, default, " (true or false)")
+    if not found:
+        return value
     if not isinstance(value, bool):
         problems.append(f"{where} must be true or false, got {show(value)} ({type_name(value)})")
         return None
@@ -228,12 +232,9 @@ def vector(problems, table, key, path, size, default=REQUIRED):
         Returned when the key is absent; :data:`REQUIRED` (the default) makes its absence a problem.
     """
     where = join(path, key)
-    if key not in table:
-        if default is REQUIRED:
-            problems.append(f"{where} is required")
-            return None
-        return default
-    value = table[key]
+    found, value = look_up(problems, table, key, path, default)
+    if not found:
+        return value
     if not isinstance(value, (list, tuple)) or len(value) != size:
         got = plural(len(value), "item") if isinstance(value, (list, tuple)) else type_name(value)
         problems.append(f"{where} must be a list of {size} numbers, got {show(value)} ({got})")

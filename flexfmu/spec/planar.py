@@ -21,6 +21,7 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.checks import (
+    LUMPED_KEYS, MODE_KEYS, PAYLOAD_KEYS,
     REQUIRED, arm_name_and_description, as_number, boolean, check_keys, integer, is_number, link_kind, number,
     plural, show, string, sub_table, table_array, type_name, vector,
 )
@@ -33,12 +34,9 @@ _TOP_KEYS = ("kind", "name", "description", "gravity", "link", "lumped_mass", "p
 _LINK_COMMON = ("kind", "length", "mass", "joint")
 _RIGID_ONLY = ("com", "inertia")
 _FLEXIBLE_ONLY = ("mass_per_length", "EI", "E", "I", "modes", "geometric_stiffening")
-_MODES_COMMON = ("family", "count", "damping_ratio", "damping_coefficient")
 _JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
                  "coulomb_friction", "coulomb_velocity", "prescribed")
 _FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
-_LUMPED_KEYS = ("link", "position", "mass", "inertia")
-_PAYLOAD_KEYS = ("mass", "inertia")
 
 
 def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
@@ -81,7 +79,7 @@ def planar_arm_from_dict(data: Mapping, source: str = "<dict>") -> Arm:
     payload_table = sub_table(problems, data, "payload", "")
     payload = None
     if payload_table is not None:
-        check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
+        check_keys(problems, payload_table, "payload", PAYLOAD_KEYS)
         payload = Payload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
                           inertia=_ranged(problems, payload_table, "inertia", "payload", "added_inertia", 0.0))
     _coordinate_count(problems, links)
@@ -252,7 +250,7 @@ def _modes(problems, link_table, link_path):
     owner = {key: name for name, fam in FAMILIES.items() for key in fam.keys}
     own = FAMILIES[family].keys if family else tuple(owner)
     elsewhere = {key: f'is only allowed for family "{name}"' for key, name in owner.items()}
-    check_keys(problems, table, path, _MODES_COMMON + own, elsewhere)
+    check_keys(problems, table, path, MODE_KEYS + own, elsewhere)
 
     shapes, frame = (), None
     if family == "user":
@@ -374,7 +372,7 @@ def _joint(problems, link_table, link_path):
 
 def _lumped_mass(problems, table, path, link_count):
     """One ``[[lumped_mass]]`` table."""
-    check_keys(problems, table, path, _LUMPED_KEYS)
+    check_keys(problems, table, path, LUMPED_KEYS)
     return LumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 
 from flexfmu.spec.arm import Modes
 from flexfmu.spec.checks import (
-    REQUIRED, arm_name_and_description, as_number, check_keys, integer, join, link_kind, number, show, string,
-    sub_table, table_array, type_name, vector,
+    LUMPED_KEYS, MODE_KEYS, PAYLOAD_KEYS,
+    REQUIRED, arm_name_and_description, as_number, boolean, check_keys, integer, join, link_kind, look_up, number,
+    show, string, sub_table, table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.families import MAX_MODES
@@ -37,9 +38,6 @@ _FLEXIBLE_ONLY = ("mass_per_length", "polar_inertia_per_length", "geometric_stif
 _PLACEMENT = ("axis", "offset", "rotation")
 # deformation -> its stiffness key
 _STIFFNESS = {"bending_y": "EI", "bending_z": "EI", "torsion": "GJ", "axial": "EA"}
-_ROD_MODE_KEYS = ("family", "count", "damping_ratio", "damping_coefficient")
-_LUMPED_KEYS = ("link", "position", "mass", "inertia")
-_PAYLOAD_KEYS = ("mass", "inertia")
 
 
 def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
@@ -78,7 +76,7 @@ def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
     payload = None
     payload_table = sub_table(problems, data, "payload", "")
     if payload_table is not None:
-        check_keys(problems, payload_table, "payload", _PAYLOAD_KEYS)
+        check_keys(problems, payload_table, "payload", PAYLOAD_KEYS)
         payload = SpatialPayload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
                                  inertia=inertia_tensor(problems, payload_table, "inertia", "payload", ZERO33))
     _coordinate_count(problems, links)
@@ -127,12 +125,9 @@ def inertia_tensor(problems, table, key, path, default=REQUIRED):
         Returned when the key is absent; :data:`~flexfmu.spec.checks.REQUIRED` makes its absence a problem.
     """
     where = join(path, key)
-    if key not in table:
-        if default is REQUIRED:
-            problems.append(f"{where} is required")
-            return None
-        return default
-    value = table[key]
+    found, value = look_up(problems, table, key, path, default)
+    if not found:
+        return value
     if not (isinstance(value, (list, tuple)) and len(value) == 3
             and all(isinstance(row, (list, tuple)) and len(row) == 3 for row in value)):
         problems.append(f"{where} must be 3 rows of 3 numbers (kg m^2), got {show(value)} ({type_name(value)})")
@@ -165,16 +160,6 @@ def _determinant(m) -> float:
             + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
 
 
-def _boolean(problems, table, key, path, default):
-    where = join(path, key)
-    if key not in table:
-        return default
-    if not isinstance(table[key], bool):
-        problems.append(f"{where} must be true or false, got {show(table[key])} ({type_name(table[key])})")
-        return None
-    return table[key]
-
-
 def _link(problems, table, path):
     """One ``[[link]]`` table -> SpatialRigidLink / SpatialFlexibleLink (None if unusable)."""
     kind = link_kind(problems, table, path, _LINK_COMMON, _RIGID_ONLY, _FLEXIBLE_ONLY)
@@ -191,7 +176,7 @@ def _link(problems, table, path):
         length = _ranged(problems, table, "length", path, "length")
         mass_per_length = _mass_per_length(problems, table, path, length)
         polar = _ranged(problems, table, "polar_inertia_per_length", path, "polar_inertia_per_length", 0.0)
-        stiffening = _boolean(problems, table, "geometric_stiffening", path, True)
+        stiffening = boolean(problems, table, "geometric_stiffening", path, True)
         deformations = tuple(d for d in (_deformation(problems, table, path, kind) for kind in _STIFFNESS) if d)
         present = [key for key in _STIFFNESS if key in table]
         if not present:
@@ -240,7 +225,7 @@ def _rod_modes(problems, deformation_table, path):
     if table is None:
         return None
     path = f"{path}.modes"
-    check_keys(problems, table, path, _ROD_MODE_KEYS)
+    check_keys(problems, table, path, MODE_KEYS)
     family = string(problems, table, "family", path, ROD_FAMILIES[0], ROD_FAMILIES)
     count = integer(problems, table, "count", path, 1, MAX_MODES)
     damping_kind, damping = _damping(problems, table, path, count)
@@ -278,7 +263,7 @@ def _spatial_joint(problems, link_table, link_path):
 
 def _lumped_mass(problems, table, path, link_count):
     """One ``[[lumped_mass]]`` table."""
-    check_keys(problems, table, path, _LUMPED_KEYS)
+    check_keys(problems, table, path, LUMPED_KEYS)
     return SpatialLumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),
