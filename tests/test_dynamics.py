@@ -79,7 +79,7 @@ def within_one_percent(model, q):
     """``q`` with every flexible link's modal coordinates scaled so that its deflections at the tip and
     at mid-span (from the mode shapes, summed in magnitude) are at most 1 % of its length; a Delta robot's
     nodal values are already small (random_state)."""
-    from flexfmu.dynamics.chain import link_mode_sets
+    from flexfmu.dynamics.planar.bodies import link_mode_sets
 
     q = np.array(q, float)
     if model.arm.kind != "planar":
@@ -147,7 +147,7 @@ def test_energy_balance_under_input(arm_name):
 def tangent_rates(model, link_index, qd):
     """(root, tip) tangent rotation rates of a flexible link relative to its
     frame, from the mode shapes' closed forms (not from the Model's rows)."""
-    from flexfmu.dynamics.chain import link_mode_sets
+    from flexfmu.dynamics.planar.bodies import link_mode_sets
 
     link = model.arm.links[link_index]
     shapes = link_mode_sets(model.arm)[link_index]
@@ -349,7 +349,7 @@ def unfelt_inertia(arm) -> set[str]:
     so of its inertia tensor only a'I a counts (entries ij with a_i a_j = 0 cannot enter)."""
     if arm.kind != "spatial" or arm.links[0].kind != "rigid":
         return set()
-    from flexfmu.dynamics.rotations import rotation_vector
+    from flexfmu.dynamics.spatial.rotations import rotation_vector
 
     axis = rotation_vector(arm.links[0].joint.rotation).T @ np.array(arm.links[0].joint.axis)
     entries = {"xx": (0, 0), "yy": (1, 1), "zz": (2, 2), "xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}

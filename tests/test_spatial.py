@@ -11,7 +11,7 @@ import pytest
 
 import flexfmu
 from flexfmu.dynamics.linear import linearise, natural_frequencies
-from flexfmu.dynamics.rotations import rotation_vector
+from flexfmu.dynamics.spatial.rotations import rotation_vector
 from flexfmu.modes import mode_set
 from flexfmu.spec.arm import Modes
 from tests.conftest import EXAMPLE_ARMS

@@ -23,7 +23,7 @@ import numpy as np
 from flexfmu.dynamics.delta.graph import DeltaGraph
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
-from flexfmu.dynamics.planar import PlanarChain
+from flexfmu.dynamics.planar.chain import PlanarChain
 from flexfmu.dynamics.spatial.chain import SpatialChain
 from flexfmu.spec.arm import Arm
 from flexfmu.spec.errors import SpecError
@@ -33,9 +33,40 @@ from flexfmu.spec.errors import SpecError
 CONDITION_FLOOR = 1e-10
 
 
+@dataclass(frozen=True)
+class CompiledDynamics:
+    """Functions of the C contract, in terms of pc = [p; c(p)].
+
+    Attributes
+    ----------
+    constants : (p) -> c
+    state_derivative : (x, u, pc) -> dx/dt
+    outputs : (x, u, pc) -> y
+    directional : (x, u, pc, dx, du) -> (dxdot, dy), forward AD of both
+    newton_correction : (q, qd, v0, u, pc, h) -> dw, the simplified Newton
+        step (M + h/2 D + h^2/4 K)^-1 M r of the implicit midpoint rule, with
+        r = qd - v0 - h/2 qdd(q, qd, u) and D, K the structural damping and
+        stiffness (see flexfmu.integrate.implicit_midpoint_step).
+
+    x, q, qd and v0 hold the state coordinates (``Model.states``).
+    """
+
+    constants: ca.Function
+    state_derivative: ca.Function
+    outputs: ca.Function
+    directional: ca.Function
+    newton_correction: ca.Function
+
+    @property
+    def size(self) -> int:
+        """Number of constants c."""
+        return self.constants.size1_out(0)
+
+
+
 class ModelGraph(Protocol):
     """The symbolic building blocks a Model is made of, one class per arm kind
-    (:class:`flexfmu.dynamics.planar.PlanarChain` for planar arms).
+    (:class:`flexfmu.dynamics.planar.chain.PlanarChain` for planar arms).
 
     Attributes: ``q``, ``qd``, ``p`` (SX symbols), ``parameter_table``,
     ``layout`` (Coordinate records of q, prescribed joint angles marked),
@@ -63,7 +94,7 @@ class ModelGraph(Protocol):
         """Structural stiffness K and damping D, constant in q."""
 
     def compiled(self, model: Model):
-        """The Functions of the C contract (flexfmu.dynamics.compiled.CompiledDynamics) for ``model``, the
+        """The Functions of the C contract (:class:`CompiledDynamics`) for ``model``, the
         Model built on this graph."""
 
     # optional: start_coordinates() -> array, the q an FMU starts from (zeros when absent)
@@ -262,7 +293,7 @@ class Model:
 
     @cached_property
     def compiled(self):
-        """The Functions of the C contract (:class:`flexfmu.dynamics.compiled.CompiledDynamics`):
+        """The Functions of the C contract (:class:`CompiledDynamics`):
         O(N) articulated-body passes with parameter-only constants hoisted."""
         return self._graph.compiled(self)
 

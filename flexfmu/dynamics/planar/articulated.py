@@ -43,21 +43,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import casadi as ca
 
-from flexfmu.dynamics.closed_form import link_template
+from flexfmu.dynamics.body_layout import BodyLayout, small_spd_solve, symmetric_product
+from flexfmu.dynamics.planar.closed_form import link_template
 
 FRAME = 4  # o' (2), phi', omega_in: what a body passes to its child
 THETA = 2  # the column of nu that the joint angle moves (phi')
 
 
 @dataclass(frozen=True)
-class BodyLayout:
-    """Where body-local quantities sit: constants in pc, velocities in nu.
+class PlanarBodyLayout(BodyLayout):
+    """Where a planar body's quantities sit: constants in pc, velocities in nu (:class:`BodyLayout`).
 
     ``stiffening``: the link keeps geometric stiffening (three more squares of
-    constants, :mod:`flexfmu.dynamics.chain`); ``prescribed``: its joint angle
+    constants, :mod:`flexfmu.dynamics.planar.bodies`); ``prescribed``: its joint angle
     is prescribed (hybrid passes, see the module docstring).
     """
 
@@ -66,40 +68,29 @@ class BodyLayout:
     stiffening: bool = False
     prescribed: bool = False
 
-    SCALARS = ("m", "sx", "sy", "j0", "L", "rot_I", "rotor", "viscous", "spring_k", "spring_c", "gx", "gy")
-    ROWS = ("a", "b", "tip_value", "rot_Is", "distal_rotation", "tip_tangent", "root_tangent")
-    SQUARES = ("mff", "K", "D", "rot_Iss")
-    STIFFENING = ("hb", "hd", "hl")
+    FRAME: ClassVar[int] = FRAME
+    SCALARS: ClassVar[tuple[str, ...]] = ("m", "sx", "sy", "j0", "L", "rot_I", "rotor", "viscous", "spring_k",
+                                          "spring_c", "gx", "gy")
+    ROWS: ClassVar[tuple[str, ...]] = ("a", "b", "tip_value", "rot_Is", "distal_rotation", "tip_tangent",
+                                       "root_tangent")
+    SQUARES: ClassVar[tuple[str, ...]] = ("mff", "K", "D", "rot_Iss")
+    STIFFENING: ClassVar[tuple[str, ...]] = ("hb", "hd", "hl")
 
     @property
     def squares(self) -> tuple[str, ...]:
         """Names of the body's square (modes x modes) constants."""
         return self.SQUARES + self.STIFFENING * self.stiffening
 
-    @property
-    def size(self) -> int:
-        """Number of constants of one body."""
+    def fields(self) -> list[tuple[str, tuple[int, int]]]:
+        """(name, shape) of the body's constants: the scalars, the 1 x modes rows, the modes x modes squares."""
         k = self.modes
-        return len(self.SCALARS) + len(self.ROWS) * k + len(self.squares) * k * k
-
-    @property
-    def coordinates(self) -> int:
-        """Size of z: theta, alpha (flexible joint), modes."""
-        return 1 + self.flexible_joint + self.modes
-
-    @property
-    def velocity(self) -> int:
-        """Size of nu."""
-        return FRAME + self.flexible_joint + self.modes
+        return ([(name, (1, 1)) for name in self.SCALARS] + [(name, (1, k)) for name in self.ROWS]
+                + [(name, (k, k)) for name in self.squares])
 
     @property
     def joint_columns(self) -> list[int]:
         """Position in nu of each z: theta moves phi', then alpha', then f'."""
-        return [2] + list(range(FRAME, self.velocity))
-
-    @property
-    def modal_columns(self) -> list[int]:
-        return list(range(FRAME + self.flexible_joint, self.velocity))
+        return [THETA] + list(range(FRAME, self.velocity))
 
     @property
     def unknown_columns(self) -> list[int]:
@@ -111,38 +102,13 @@ class BodyLayout:
         suffix = "_rotor" * self.flexible_joint + "_stiffened" * self.stiffening + "_prescribed" * self.prescribed
         return f"{template}_{self.modes}{suffix}"
 
-    def pack(self, values: dict) -> ca.SX:
-        """Stack the named SX ``values`` (every name of SCALARS, ROWS and ``squares``) into this body's
-        constant vector, in that order."""
-        parts = [values[name] for name in self.SCALARS]
-        parts += [ca.vec(values[name]) for name in self.ROWS + self.squares]
-        return ca.vertcat(*parts)
-
-    def unpack(self, c: ca.SX) -> dict:
-        """Inverse of ``pack``: the named parts of the constant vector ``c`` (rows as 1 x k, squares as
-        k x k)."""
-        k, out, at = self.modes, {}, 0
-        for name in self.SCALARS:
-            out[name], at = c[at], at + 1
-        for name in self.ROWS:
-            out[name], at = ca.reshape(c[at:at + k], 1, k), at + k
-        for name in self.squares:
-            out[name], at = ca.reshape(c[at:at + k * k], k, k), at + k * k
-        return out
-
-    def rows(self, body: dict) -> tuple[ca.SX, ca.SX]:
-        """(motor, spring) rows in nu: the motor angle's rate (rotor of a
-        flexible joint, psi' of a rigid one) and the spring twist alpha - psi
-        (zero for a rigid joint); ``body`` is the ``unpack`` of its constants."""
-        psi = ca.horzcat(ca.SX([[0, 0, 1, -1]]), ca.SX(1, int(self.flexible_joint)), body["root_tangent"])
-        if not self.flexible_joint:
-            return psi, ca.SX(1, self.velocity)
-        alpha = ca.SX(1, self.velocity)
-        alpha[0, FRAME] = 1
-        return alpha, alpha - psi
+    def encoder_row(self, body: dict) -> ca.SX:
+        """psi' over nu: the frame's phi' less the parent's tip-tangent rate, plus the root tangent's share of
+        the modal rates; ``body`` is the :meth:`unpack` of the constants."""
+        return ca.horzcat(ca.SX([[0, 0, 1, -1]]), ca.SX(1, int(self.flexible_joint)), body["root_tangent"])
 
 
-def _embed(G: ca.SX, F: ca.SX, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
+def _embed(G: ca.SX, F: ca.SX, layout: PlanarBodyLayout) -> tuple[ca.SX, ca.SX]:
     """Place the closed form's (o', phi', f') terms into nu."""
     index = [0, 1, 2] + layout.modal_columns
     d = layout.velocity
@@ -154,7 +120,7 @@ def _embed(G: ca.SX, F: ca.SX, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
     return G_nu, F_nu
 
 
-def _structure(body: dict, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
+def _structure(body: dict, layout: PlanarBodyLayout) -> tuple[ca.SX, ca.SX]:
     """Body-local structural stiffness and damping in nu (see Model.structure_matrices)."""
     d, modal = layout.velocity, layout.modal_columns
     K, D = ca.SX(d, d), ca.SX(d, d)
@@ -170,7 +136,7 @@ def _structure(body: dict, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
 
 
 @lru_cache(maxsize=None)
-def link_kinematics(layout: BodyLayout) -> ca.Function:
+def link_kinematics(layout: PlanarBodyLayout) -> ca.Function:
     """(z, z', phi_in, phi_in', o_vp, c) -> (G, F, T, phi_out, phi_out', o_vp_out).
 
     phi_in is the parent's distal frame angle (0 at the base), o_vp the
@@ -209,7 +175,7 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_structure(layout: BodyLayout) -> ca.Function:
+def link_structure(layout: PlanarBodyLayout) -> ca.Function:
     """(c, h) -> C = h/2 D + h^2/4 K, the body's part of the Newton matrix."""
     c, h = ca.SX.sym("c", layout.size), ca.SX.sym("h")
     K, D = _structure(layout.unpack(c), layout)
@@ -218,7 +184,7 @@ def link_structure(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_articulated(layout: BodyLayout) -> ca.Function:
+def link_articulated(layout: PlanarBodyLayout) -> ca.Function:
     """Inward pass: (G, F, T, Ib_child, pb_child, Q[, theta'']) -> (Ib, pb, K, zb[, row, rest]).
 
     Articulated inertia IA = G + T' Ib_child T and bias pA = F + T' pb_child;
@@ -253,7 +219,7 @@ def link_articulated(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_acceleration(layout: BodyLayout) -> ca.Function:
+def link_acceleration(layout: PlanarBodyLayout) -> ca.Function:
     """Outward pass: (Vdot, K, zb, T[, theta'', row, rest]) -> (z'', Vdot_child[, tau])."""
     sym, nu = ca.SX.sym, len(layout.unknown_columns)
     Vdot, K, zb, T = sym("Vdot", FRAME), sym("K", nu, FRAME), sym("zb", nu), sym("T", FRAME, layout.velocity)
@@ -271,35 +237,3 @@ def link_acceleration(layout: BodyLayout) -> ca.Function:
     if layout.prescribed:
         outputs.append(ca.mtimes(row, a) + rest)
     return ca.Function(layout.name("link_acceleration"), inputs, outputs, {"cse": True})
-
-
-def symmetric_product(A: ca.SX, B: ca.SX) -> ca.SX:
-    """``A``' ``B`` for a product known to be symmetric (A' X A with symmetric X,
-    B = X A): the upper triangle computed once and mirrored, half the operations."""
-    n = A.shape[1]
-    out = ca.SX(n, n)
-    for i in range(n):
-        for j in range(i, n):
-            out[i, j] = out[j, i] = ca.dot(A[:, i], B[:, j])
-    return out
-
-
-def small_spd_solve(A: ca.SX, B: ca.SX) -> ca.SX:
-    """``A``^-1 ``B`` for a small symmetric positive definite A, by an unrolled LDL'.
-    Products with 1/D let CasADi cancel D (1/D) where it appears."""
-    n, zero = A.shape[0], ca.SX.zeros(1, B.shape[1])
-    L = [[None] * n for _ in range(n)]
-    inverse = [None] * n  # 1 / D
-    D = [None] * n
-    for j in range(n):
-        D[j] = A[j, j] - sum((L[j][k] ** 2 * D[k] for k in range(j)), ca.SX(0))
-        inverse[j] = 1 / D[j]
-        for i in range(j + 1, n):
-            L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] * D[k] for k in range(j)), ca.SX(0))) * inverse[j]
-    y = [None] * n
-    for i in range(n):
-        y[i] = B[i, :] - sum((L[i][k] * y[k] for k in range(i)), zero)
-    x = [None] * n
-    for i in reversed(range(n)):
-        x[i] = y[i] * inverse[i] - sum((L[k][i] * x[k] for k in range(i + 1, n)), zero)
-    return ca.vertcat(*x)

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import casadi as ca
 
-from flexfmu.dynamics.chain import coordinate_layout, link_bodies, link_mode_sets
-from flexfmu.dynamics.closed_form import closed_form_dynamics
-from flexfmu.dynamics.energy import energies, energy_dynamics
-from flexfmu.dynamics.forces import input_matrix, with_joint_structure
-from flexfmu.dynamics.frames import chain_rows
 from flexfmu.dynamics import metadata as md
+from flexfmu.dynamics.forces import input_matrix, with_joint_structure
 from flexfmu.dynamics.metadata import Signal
-from flexfmu.dynamics.outputs import output_expressions
-from flexfmu.dynamics.parameters import ParameterSymbols, arm_parameters
+from flexfmu.dynamics.parameters import ParameterSymbols
+from flexfmu.dynamics.planar.bodies import coordinate_layout, link_bodies, link_mode_sets
+from flexfmu.dynamics.planar.closed_form import closed_form_dynamics
+from flexfmu.dynamics.planar.energy import energies, energy_dynamics
+from flexfmu.dynamics.planar.frames import chain_rows
+from flexfmu.dynamics.planar.outputs import output_expressions
+from flexfmu.dynamics.planar.parameters import arm_parameters
 from flexfmu.spec.arm import Arm
 
 DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
@@ -89,6 +90,6 @@ class PlanarChain:
     def compiled(self, model):
         """The Functions of the C contract (articulated-body passes) for ``model``, the Model built on this
         chain."""
-        from flexfmu.dynamics.compiled import compiled_dynamics
+        from flexfmu.dynamics.planar.compiled import compiled_dynamics
 
         return compiled_dynamics(self, model)

@@ -32,10 +32,10 @@ from functools import lru_cache
 
 import casadi as ca
 
-from flexfmu.dynamics.chain import Coordinates, LinkBody
 from flexfmu.dynamics.forces import dissipation, rotor_inertias, spring_forces
-from flexfmu.dynamics.frames import ChainRows, rotation
 from flexfmu.dynamics.parameters import ParameterSymbols
+from flexfmu.dynamics.planar.bodies import Coordinates, LinkBody
+from flexfmu.dynamics.planar.frames import ChainRows, rotation
 
 
 @lru_cache(maxsize=None)
@@ -46,7 +46,7 @@ def link_template(modes: int, stiffening: bool = False) -> ca.Function:
     Inputs: frame angle and rate, f, f', origin velocity-product
     acceleration, gravity, mass properties (m, sx, sy, j0, a, b, Mff, K),
     tip values, and the summed rotary inertias (I, I s, I s's); with
-    stiffening also hb, hd and hl (see :mod:`flexfmu.dynamics.chain`).
+    stiffening also hb, hd and hl (see :mod:`flexfmu.dynamics.planar.bodies`).
     Outputs: G, F, the origin Jacobian increments per unit angle rate and
     per modal coordinate (the tip Jacobian R dr_tip/df, 2 x modes), and the
     next origin's velocity-product acceleration.

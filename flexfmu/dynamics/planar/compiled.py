@@ -1,10 +1,10 @@
-"""The Model's dynamics as generated C wants them (the FMU's C contract).
+"""The planar Model's dynamics as generated C wants them (the FMU's C contract).
 
 The Model's ``forward_dynamics`` forms M(q) = sum J' G J and solves it with
 CasADi's sparse LDL: quick to build, right for Python and CVODES, and the
 independent reference. Generated C wants O(N) work and compact code, so here
 the accelerations come from the articulated-body passes of
-``flexfmu.dynamics.articulated``, assembled as MX graphs of per-link
+``flexfmu.dynamics.planar.articulated``, assembled as MX graphs of per-link
 template calls:
 
 - parameter-only quantities (mass properties, mode-shape integrals,
@@ -36,53 +36,29 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.articulated import (
-    FRAME, BodyLayout, link_acceleration, link_articulated, link_kinematics, link_structure,
-)
-from flexfmu.dynamics.chain import Coordinates, LinkBody
-from flexfmu.dynamics.closed_form import rotary_sums
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.forces import dissipation, rotor_inertias, spring_forces
-
-
-@dataclass(frozen=True)
-class CompiledDynamics:
-    """Functions of the C contract, in terms of pc = [p; c(p)].
-
-    Attributes
-    ----------
-    constants : (p) -> c
-    state_derivative : (x, u, pc) -> dx/dt
-    outputs : (x, u, pc) -> y
-    directional : (x, u, pc, dx, du) -> (dxdot, dy), forward AD of both
-    newton_correction : (q, qd, v0, u, pc, h) -> dw, the simplified Newton
-        step (M + h/2 D + h^2/4 K)^-1 M r of the implicit midpoint rule, with
-        r = qd - v0 - h/2 qdd(q, qd, u) and D, K the structural damping and
-        stiffness (see flexfmu.integrate.implicit_midpoint_step).
-
-    x, q, qd and v0 hold the state coordinates (``Model.states``).
-    """
-
-    constants: ca.Function
-    state_derivative: ca.Function
-    outputs: ca.Function
-    directional: ca.Function
-    newton_correction: ca.Function
-
-    @property
-    def size(self) -> int:
-        """Number of constants c."""
-        return self.constants.size1_out(0)
+from flexfmu.dynamics.model import CompiledDynamics
+from flexfmu.dynamics.planar.articulated import (
+    FRAME,
+    PlanarBodyLayout,
+    link_acceleration,
+    link_articulated,
+    link_kinematics,
+    link_structure,
+)
+from flexfmu.dynamics.planar.bodies import Coordinates, LinkBody
+from flexfmu.dynamics.planar.closed_form import rotary_sums
 
 
 @dataclass(frozen=True)
 class _Link:
-    layout: BodyLayout
+    layout: PlanarBodyLayout
     indices: list[int]  # z = (theta, [alpha], f) in q
     offset: int  # first of the body's constants in pc
 
 
-def _body_constants(j: int, body: LinkBody, layout: BodyLayout, P, rotor) -> ca.SX:
+def _body_constants(j: int, body: LinkBody, layout: PlanarBodyLayout, P, rotor) -> ca.SX:
     pre = f"joint[{j + 1}]"
     rot_I, rot_Is, rot_Iss = rotary_sums(body)
     spring = (P[f"{pre}.stiffness"], P[f"{pre}.spring_damping"]) if layout.flexible_joint else (0, 0)
@@ -101,7 +77,7 @@ def _links(coords: Coordinates, bodies: list[LinkBody], offset: int) -> list[_Li
     links = []
     for i, body in enumerate(bodies):
         prescribed = coords.records[coords.theta[i]].prescribed
-        layout = BodyLayout(body.modes, i in coords.rotor, body.stiffening, prescribed)
+        layout = PlanarBodyLayout(body.modes, i in coords.rotor, body.stiffening, prescribed)
         rotor = [coords.rotor[i]] if i in coords.rotor else []
         links.append(_Link(layout, [coords.theta[i], *rotor, *coords.modal[i]], offset))
         offset += layout.size
@@ -241,41 +217,3 @@ def _newton_correction(passes: _Passes, nu: int, forces, structure, size: int) -
     correction = r - passes.solve(stiffened, ca.mtimes(h / 2 * D + h**2 / 4 * K, r_all), at_rest)[0][states]
     return ca.Function("newton_correction", [q, qd, v0, u, pc, h], [correction],
                        ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
-
-
-def graph_dynamics(model) -> CompiledDynamics:
-    """The C contract's Functions built from the Model's own graph (closed-form or energy M, h and B,
-    solved by LDL, or with prescribed joints by ``flexfmu.dynamics.drives``) instead of the
-    articulated-body passes, with no constants (pc = p); x over the state coordinates.
-
-    A fixed-step integrator (``flexfmu.integrate.step_function``) over these runs the FMU's discrete
-    system through a second implementation: the Python-backed FMU does, so that native vs
-    Python-backed compares two implementations of one scheme, which must agree to round-off.
-
-    Parameters
-    ----------
-    model : Model
-    """
-    drives, states = model.drives, list(model.drives.states)
-    n, nu, npar = len(states), len(model.inputs), len(model.parameters)
-    x, u, p, h = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("p", npar), ca.MX.sym("h")
-    q, qd, v0 = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("v0", n)
-    dx, du = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu)
-    xdot = model.state_derivative(x, u, p)
-    y = model.outputs(x[:n], x[n:], u, p)
-    K, D = model.structure_matrices(p)
-    # the prescribed coordinates do not move in the Newton update: the state rows and columns only
-    stiff = (h / 2 * D + h**2 / 4 * K)[states, states]
-    r = qd - v0 - h / 2 * model.forward_dynamics(q, qd, u, p)
-    q_all, _ = drives.coordinates(q, qd, u)
-    correction = r - ca.solve(model.mass_matrix(q_all, p)[states, states] + stiff, ca.mtimes(stiff, r), "ldl")
-    return CompiledDynamics(
-        constants=ca.Function("constants", [p], [ca.MX(0, 1)], ["p"], ["c"]),
-        state_derivative=ca.Function("state_derivative", [x, u, p], [xdot], ["x", "u", "pc"], ["xdot"]),
-        outputs=ca.Function("outputs", [x, u, p], [y], ["x", "u", "pc"], ["y"]),
-        directional=ca.Function("directional", [x, u, p, dx, du],
-                                [ca.jtimes(xdot, ca.vertcat(x, u), ca.vertcat(dx, du)),
-                                 ca.jtimes(y, ca.vertcat(x, u), ca.vertcat(dx, du))]),
-        newton_correction=ca.Function("newton_correction", [q, qd, v0, u, p, h], [correction],
-                                      ["q", "qd", "v0", "u", "pc", "h"], ["dw"]),
-    )

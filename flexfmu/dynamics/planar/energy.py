@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import casadi as ca
 
-from flexfmu.dynamics.chain import Coordinates, LinkBody
 from flexfmu.dynamics.forces import dissipation, rotor_inertias
-from flexfmu.dynamics.frames import ChainRows, S, forward_kinematics, rotation
+from flexfmu.dynamics.planar.bodies import Coordinates, LinkBody
+from flexfmu.dynamics.planar.frames import ChainRows, S, forward_kinematics, rotation
 
 
 def energies(coords: Coordinates, rows: ChainRows, bodies: list[LinkBody], P, q, qd):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.chain import Coordinates, LinkBody
+from flexfmu.dynamics.planar.bodies import Coordinates, LinkBody
 
 S = ca.SX([[0, -1], [1, 0]])  # rotation by +90 degrees: d R(phi)/d phi = R S
 
