@@ -23,7 +23,7 @@ import numpy as np
 from flexfmu.control.controllers import SampledController
 from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place
 from flexfmu.control.pick_place import PickPlaceMoves
-from flexfmu.control.scenario import delta_kinematics
+from flexfmu.control.reference_kinds import delta_kinematics
 from flexfmu.harness.figures import end_effector
 from flexfmu.harness.fmu_cache import native_fmu
 from flexfmu.harness.plots import plot_pick_place
