@@ -8,7 +8,7 @@ import pytest
 import flexfmu
 from flexfmu import load_arm
 from flexfmu.dynamics.linear import natural_frequencies
-from flexfmu.dynamics.model import GRAPHS
+from flexfmu.kinds import kind_of
 from tests.conftest import EXAMPLE_ARMS, example_model
 
 # the independent motor rates below suit planar arms and the Delta robot; tests/test_spatial.py checks
@@ -44,7 +44,7 @@ def test_example_arms_are_all_present():
     assert set(EXAMPLE_ARMS) >= {"yu_chen_2dof", "subudhi_morris_2link", "lin_lewis_rfr", "rigid_2link", "cantilever"}
 
 
-@pytest.mark.parametrize("arm_name", [name for name in EXAMPLE_ARMS if len(GRAPHS[load_arm(name).kind].METHODS) > 1])
+@pytest.mark.parametrize("arm_name", [name for name in EXAMPLE_ARMS if len(kind_of(load_arm(name)).graph.METHODS) > 1])
 def test_closed_form_and_energy_derivations_agree(arm_name):
     """Two independent derivations give the same M and h (100 random states,
     random parameters around nominal); a Delta robot has one derivation (energy) only."""

@@ -134,3 +134,74 @@ def test_planner_settings_are_checked_against_their_keys(settings, message):
 def test_default_planner_settings_pass_their_own_keys():
     assert PickPlaceSettings().problems() == []
     assert PlanSettings(start=(0.0, 0.0), goal=(1.0, 0.5), move_time=2.0).problems() == []
+
+
+# ------------------------------------------------------------------------------------------ arm kinds
+
+def test_every_registered_kind_has_all_its_parts():
+    from flexfmu.commands.plan import PLANS
+    from flexfmu.kinds import KINDS
+
+    assert set(KINDS) == {"planar", "spatial", "delta"}
+    for name, kind in KINDS.items():
+        assert kind.name == name and kind.summary
+        assert callable(kind.load) and kind.graph.METHODS
+        assert kind.planner is PLANNERS[kind.planner.name] and kind.planner.name in PLANS
+        assert kind.references and all(row is REFERENCES[row.name] for row in kind.references)
+    assert set(PLANS) == set(PLANNERS)
+
+
+def test_a_kind_row_without_a_part_is_refused_naming_the_part():
+    from flexfmu.kinds import PLANAR
+    from flexfmu.kinds.arm_kind import ArmKind
+
+    parts = dict(name="tree", summary="a branching arm", load=PLANAR.load, graph=PLANAR.graph,
+                 planner=PLANAR.planner, references=PLANAR.references)
+    with pytest.raises(TypeError, match=r"KINDS row 'tree': graph must be a function or class, got None"):
+        ArmKind(**(parts | {"graph": None}))
+    with pytest.raises(TypeError, match=r"KINDS row 'tree': graph object has no dynamics\(\) of a ModelGraph"):
+        ArmKind(**(parts | {"graph": object}))
+    with pytest.raises(TypeError, match=r"KINDS row 'tree': planner must be a row of PLANNERS"):
+        ArmKind(**(parts | {"planner": "collocation"}))
+    with pytest.raises(TypeError, match=r"KINDS row 'tree': references must be rows of REFERENCES"):
+        ArmKind(**(parts | {"references": ("circle",)}))
+
+
+def test_each_example_arm_follows_exactly_the_references_its_kind_lists():
+    from flexfmu.data import arm_names
+    from flexfmu.kinds import KINDS, kind_of
+    from tests.conftest import example_model
+
+    fitting = {name: set() for name in KINDS}
+    for arm in arm_names():
+        model = example_model(arm)
+        kind = kind_of(model.arm)
+        assert model.method == kind.graph.METHODS[0]
+        fits = {row.name for row in REFERENCES.values() if row.fits(model) is None}
+        assert fits <= {row.name for row in kind.references}, f"{arm} follows references its kind does not list"
+        fitting[kind.name] |= fits
+    for name, kind in KINDS.items():
+        assert fitting[name] == {row.name for row in kind.references}, f"kind {name} lists references none of " \
+                                                                       "its example arms can follow"
+
+
+def test_every_shipped_scenario_uses_a_reference_of_its_arms_kind():
+    from flexfmu import load_arm
+    from flexfmu.kinds import kind_of
+
+    for name in scenario_names():
+        scenario = load_scenario(name)
+        reference = scenario.controller.get("reference")
+        if reference:
+            assert REFERENCES[reference["kind"]] in kind_of(load_arm(scenario.arm)).references, name
+
+
+def test_a_reference_the_arm_cannot_follow_is_refused_naming_the_scenario_and_why():
+    from tests.conftest import example_model
+
+    circle = load_scenario("pd_circle")
+    with pytest.raises(ScenarioError, match="scenario pd_circle: the circle reference is the inverse kinematics of "
+                                            "a planar two-link arm; arm 'canadarm2_5link' has 5 joints"):
+        circle.reference(example_model("canadarm2_5link"))
+    with pytest.raises(ScenarioError, match="a platform path needs a Delta robot; arm 'yu_chen_2dof' has no platform"):
+        load_scenario("delta_circle").reference(example_model("yu_chen_2dof"))

@@ -155,8 +155,7 @@ def spinup_figures(mode_counts=MODE_COUNTS, rates=RATES, stiffening: bool = True
         "end_s": {w0: {modes: end of the run}}}``, keys as strings (JSON). Without stiffening a run ends
         in the second its tip deflection passes 100 m (diverged); the minimum is then the last value.
     """
-    from flexfmu.dynamics import build_model
-    from flexfmu.spec import load_arm
+    from flexfmu.kinds import build_model, load_arm
 
     base = load_arm(arm)
     figures = {"arm": base.name, "stiffening": stiffening, "ramp_time_s": RAMP_TIME, "duration_s": duration,

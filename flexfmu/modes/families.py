@@ -3,9 +3,9 @@
 Each row says what a family needs from a spec file and how the rest of
 flexfmu treats it: the link frame it implies, the extra keys of
 ``[link.modes]`` it takes, whether its shapes are solved for the distal load,
-and where the function that builds its shapes lives. The builder is named by
-its import path rather than imported, so the spec layer stays free of CasADi
-and numerical code; :func:`flexfmu.modes.mode_set` resolves it.
+and the function that builds its shapes. The spec loaders, a layer below,
+are handed this table by the arm kinds that read modes (``flexfmu.kinds``);
+:func:`flexfmu.modes.mode_set` and the chains read it directly.
 
 Adding a family is one row here and one builder function in
 ``flexfmu/modes`` (see ``docs/spec.md`` for the user-facing description).
@@ -13,8 +13,13 @@ Adding a family is one row here and one builder function in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import import_module
+
+from flexfmu.modes.beam import clamped_free, clamped_mass
+from flexfmu.modes.sine import pinned_pinned
+from flexfmu.modes.user import user_shapes
+from flexfmu.spec.keys import check_row
 
 
 @dataclass(frozen=True)
@@ -32,9 +37,11 @@ class ModeFamily:
     tip_load : bool
         True when the shapes are solved for the load distal to the link
         (mass and rotary inertia at its tip), which the chain computes.
-    builder : str
-        ``"module:function"`` of the shape builder, called as
-        ``function(modes, tip_mass_ratio, tip_inertia_ratio)`` and returning
+    build : callable
+        The shape builder, called as ``build(modes, tip_mass_ratio,
+        tip_inertia_ratio)`` with a link's ``modes`` (a Modes) and the tip load
+        as ``tip_mass_ratio`` = M / (rho L) and ``tip_inertia_ratio`` =
+        J / (rho L**3) (used by families with a tip load); returns
         ``(shapes, eigenvalues or None)``.
     summary : str
         One line for messages and ``flexfmu info``.
@@ -44,26 +51,20 @@ class ModeFamily:
     frame: str | None
     keys: tuple[str, ...]
     tip_load: bool
-    builder: str
+    build: Callable
     summary: str
 
-    def build(self, modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0):
-        """Call the builder (imported on first use) for a link's ``modes`` (a Modes), with the tip load as
-        ``tip_mass_ratio`` = M / (rho L) and ``tip_inertia_ratio`` = J / (rho L**3) (used by families with a
-        tip load); returns (shapes, eigenvalues or None)."""
-        module, function = self.builder.split(":")
-        return getattr(import_module(module), function)(modes, tip_mass_ratio, tip_inertia_ratio)
+    def __post_init__(self):
+        check_row("FAMILIES", self.name, build=self.build)
 
 
 FAMILIES: dict[str, ModeFamily] = {family.name: family for family in (
-    ModeFamily("pinned-pinned", "chord", (), False, "flexfmu.modes.sine:pinned_pinned",
+    ModeFamily("pinned-pinned", "chord", (), False, pinned_pinned,
                "sin(k pi xi), chord frame (paper 000)"),
-    ModeFamily("clamped-free", "tangent", (), False, "flexfmu.modes.beam:clamped_free",
+    ModeFamily("clamped-free", "tangent", (), False, clamped_free,
                "cantilever eigenfunctions, tangent frame"),
-    ModeFamily("clamped-mass", "tangent", ("tip_mass", "tip_inertia"), True, "flexfmu.modes.beam:clamped_mass",
+    ModeFamily("clamped-mass", "tangent", ("tip_mass", "tip_inertia"), True, clamped_mass,
                "clamped beam with the distal mass and inertia at its tip, tangent frame (paper 004)"),
-    ModeFamily("user", None, ("shapes", "frame"), False, "flexfmu.modes.user:user_shapes",
+    ModeFamily("user", None, ("shapes", "frame"), False, user_shapes,
                "expressions in xi given in the spec, in the frame it names"),
 )}
-FRAMES = ("tangent", "chord")
-MAX_MODES = 20

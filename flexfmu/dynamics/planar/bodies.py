@@ -31,9 +31,9 @@ import casadi as ca
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes import ModeSet, mode_set
+from flexfmu.modes.families import FAMILIES
 from flexfmu.spec.arm import Arm, FlexibleLink
 from flexfmu.spec.errors import SpecError
-from flexfmu.spec.families import FAMILIES
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 :class:`PlanarChain` holds what both derivations, the outputs and the C
 contract share for one arm: the coordinate layout, the link bodies
 (mass properties symbolic in p), the constant Jacobian rows and the
-symbols q, qd and p. :func:`flexfmu.dynamics.model.build_model` asks it for
+symbols q, qd and p. :func:`flexfmu.dynamics.build.assemble_model` asks it for
 M and h; the Model asks it lazily for energies, outputs, structure matrices
 and the compiled (articulated-body) dynamics.
 """

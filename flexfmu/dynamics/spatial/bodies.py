@@ -38,8 +38,8 @@ from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.dynamics.spatial.integrals import mass_product, partial_slope_product, slope_products
 from flexfmu.dynamics.spatial.rotations import rotation_vector
 from flexfmu.modes import ModeSet, mode_set
+from flexfmu.modes.families import FAMILIES
 from flexfmu.modes.rod import fixed_free_rod
-from flexfmu.spec.families import FAMILIES
 from flexfmu.spec.spatial_arm import DEFORMATIONS, SpatialArm, SpatialFlexibleLink
 
 SHORT = {"bending_y": "y", "bending_z": "z", "torsion": "t", "axial": "u"}

@@ -1,4 +1,4 @@
-"""The spatial serial chain as a Model's building blocks (``GRAPHS["spatial"]``).
+"""The spatial serial chain as a Model's building blocks (the graph of the spatial kind, ``flexfmu.kinds``).
 
 :class:`SpatialChain` holds what both derivations, the outputs and the C
 contract share for one arm: the coordinate layout, each link's structure and
