@@ -192,7 +192,7 @@ def test_energy_conserved_without_dissipation(arm_name):
     """10 s of free motion with no damping, friction or input: total energy
     constant to 1e-8 relative (CVODES Adams, tight tolerance); a prescribed
     joint is held at rest (zero inputs), so it does no work."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = example_model(arm_name)
     p = conservative_parameters(model)
@@ -371,7 +371,7 @@ def test_yu_chen_highest_linearised_mode_near_1150_rad_s():
 def test_outputs_are_consistent_with_kinematics():
     """Tip velocity and acceleration outputs are the time derivatives of the
     tip position output along a simulated trajectory (finite differences)."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = example_model("subudhi_morris_2link")
     result = simulate_reference(model, 0.5, 1e-4, inputs=lambda t: np.array([0.2, -0.1]))

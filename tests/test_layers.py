@@ -122,3 +122,21 @@ def test_no_module_imports_another_modules_private_names():
                 if last.startswith("_") and owner != package:
                     found.append(f"{module_name(path)} imports the private module {node.module}")
     assert found == []
+
+
+# the harness's rooms, lowest first: a harness module imports its own room and the ones below
+HARNESS_ROOMS = {"running": 0, "reports": 1, "campaigns": 2, "reproductions": 3, "workflows": 4}
+
+
+def test_the_harness_rooms_point_one_way():
+    upward = []
+    for path in PACKAGE.joinpath("harness").rglob("*.py"):
+        parts = module_name(path).split(".")
+        if len(parts) < 3:
+            continue
+        here = HARNESS_ROOMS[parts[2]]
+        for name in imported(path):
+            there = name.split(".")
+            if there[:2] == ["flexfmu", "harness"] and len(there) > 2 and HARNESS_ROOMS[there[2]] > here:
+                upward.append(f"{module_name(path)} imports {name}")
+    assert upward == []

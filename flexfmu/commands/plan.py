@@ -2,13 +2,13 @@
 
 A serial arm (``--from 0,0 --to pi/2,pi/6 --time 2``): joint torques for a point-to-point move that ends at
 rest, checked on the exported FMU against paper 004's quintic computed-torque move
-(``flexfmu.harness.plan_check``); exits 1 unless the plan leaves at least 10 times less residual vibration.
+(``flexfmu.harness.workflows.plan_check``); exits 1 unless the plan leaves at least 10 times less residual vibration.
 
 The arm's kind names its planner (``flexfmu.kinds``, ``flexfmu.control.planners``).
 
 A Delta robot (``flexfmu plan kuo_delta [--scenario delta_pick_place]``): the motor reference of a
 pick-and-place scenario's controller, the scenario's inverted U retimed and bent within a tolerance,
-checked on the FMU against the scenario itself (``flexfmu.harness.pick_place_check``); exits 1 unless the
+checked on the FMU against the scenario itself (``flexfmu.harness.workflows.pick_place_check``); exits 1 unless the
 plan leaves less residual vibration than the septic baseline.
 """
 
@@ -81,7 +81,7 @@ def run(args) -> int:
 
 def _plan_serial(args, model, settle: float | None) -> int:
     from flexfmu.control.planning import PlanSettings, check_settings
-    from flexfmu.harness.plan_check import REQUIRED_REDUCTION, plan_on_fmu
+    from flexfmu.harness.workflows.plan_check import REQUIRED_REDUCTION, plan_on_fmu
 
     missing = [flag for flag, value in (("--from", args.start), ("--to", args.goal), ("--time", args.time))
                if value is None]
@@ -109,8 +109,8 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
     from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings
     from flexfmu.control.reference_kinds import INVERTED_U
     from flexfmu.control.scenario import load_scenario, scenarios_for
-    from flexfmu.harness.pick_place_check import pick_place_on_fmu
-    from flexfmu.harness.progress import Progress
+    from flexfmu.harness.running.progress import Progress
+    from flexfmu.harness.workflows.pick_place_check import pick_place_on_fmu
 
     serial_only = [flag for flag, value in (("--from", args.start), ("--to", args.goal), ("--time", args.time),
                                             ("--torque-limit", args.torque_limit)) if value is not None]

@@ -13,7 +13,7 @@ after another (the serial run a parallel one must equal bit for bit).
   folder (floats written exactly), so an interrupted campaign loses only the
   points in flight: rerunning the same command skips the points already done
   (by the hash of the point) and retries failed ones.
-- FMUs are built once (``flexfmu.harness.fmu_cache``) and shipped to the
+- FMUs are built once (``flexfmu.harness.running.fmu_cache``) and shipped to the
   workers as bytes (:class:`FmuFile`), which a worker writes into its own
   content-hashed cache unless it is already there (as on one machine).
 """
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from flexfmu.harness.cache import cache_dir, cached_file, content_hash
-from flexfmu.harness.progress import Progress
+from flexfmu.harness.running.cache import cache_dir, cached_file, content_hash
+from flexfmu.harness.running.progress import Progress
 
 JOURNAL = "journal.jsonl"
 OK, FAILED = "ok", "failed"

@@ -8,7 +8,7 @@ import matplotlib
 import numpy as np
 
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE
-from flexfmu.harness.figures import end_effector
+from flexfmu.harness.reports.figures import end_effector
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -218,7 +218,7 @@ def plot_scenario(result, model, reference, path: str | Path, title: str, open_l
     open_loop : bool
         Whether the torques ignore the measurements (then ``reference`` is None).
     """
-    from flexfmu.harness.figures import desired_tip, tracking_errors
+    from flexfmu.harness.reports.figures import desired_tip, tracking_errors
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     t = result.time

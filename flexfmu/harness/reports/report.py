@@ -12,9 +12,9 @@ from pathlib import Path
 
 import matplotlib
 
-from flexfmu.harness.compare import ROUND_OFF
-from flexfmu.harness.envelope import envelope_lines
-from flexfmu.harness.plots import thinned
+from flexfmu.harness.reports.compare import ROUND_OFF
+from flexfmu.harness.reports.envelope import envelope_lines
+from flexfmu.harness.reports.plots import thinned
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -22,8 +22,8 @@ import numpy as np
 
 from flexfmu.control.references import spinup_motion
 from flexfmu.dynamics import metadata as md
-from flexfmu.harness.reference import integrator_options, labelled_result
-from flexfmu.harness.result import Result
+from flexfmu.harness.running.reference import integrator_options, labelled_result
+from flexfmu.harness.running.result import Result
 
 ARM = "spinup_beam"
 RAMP_TIME = 15.0  # T of paper 001, s

@@ -13,8 +13,8 @@ error estimators of orders 5 and 3; coefficients read from
 sample is simply the start of the next step, and the step size is carried
 from sample to sample. One step (all stages and the error norm), the
 sampled control law and the sample loop are C (CasADi's code generator plus
-``flexfmu/harness/c/ffref_driver.c``), compiled once per model and law and
-cached by content (``flexfmu.harness.cache``), so a whole closed-loop run
+``flexfmu/harness/running/c/ffref_driver.c``), compiled once per model and law and
+cached by content (``flexfmu.harness.running.cache``), so a whole closed-loop run
 is one call into C.
 """
 
@@ -30,7 +30,7 @@ import casadi as ca
 import numpy as np
 import scipy.integrate
 
-from flexfmu.harness.cache import cached_file, content_hash
+from flexfmu.harness.running.cache import cached_file, content_hash
 from flexfmu.targets.build import BuildError, compiler
 
 CHUNK = 500  # samples per call into C, between progress reports
@@ -83,7 +83,7 @@ def _source(functions: list[ca.Function], closed_loop: bool) -> str:
             generator.add(function)
         generator.generate(tmp + "/")
         generated = Path(tmp, "ffref_generated.c").read_text()
-    driver = (resources.files("flexfmu.harness") / "c" / "ffref_driver.c").read_text()
+    driver = (resources.files("flexfmu.harness.running") / "c" / "ffref_driver.c").read_text()
     return generated + ("\n#define FFREF_CLOSED_LOOP\n" if closed_loop else "\n") + driver
 
 

@@ -2,7 +2,7 @@
 
 ``simulate_reference`` runs the Model under a function of time,
 ``reference_run`` under a scenario's controller, sampled and held as the
-FMU runners apply it (``flexfmu.harness.runner``).
+FMU runners apply it (``flexfmu.harness.running.runner``).
 
 Inputs are held constant over each output interval (sample and hold, as a
 fixed-step co-simulation master applies them). Open loop, CVODES integrates
@@ -12,7 +12,7 @@ fails its error test); when the input changes at nearly every sample, one
 integrator over a single interval is reused. ``method="adams"`` is the
 non-dissipative choice for energy checks, ``"bdf"`` the robust one for stiff
 arms. In closed loop the input changes at every sample, and the compiled
-one-step DOP853 integrator of ``flexfmu.harness.compiled_reference`` runs
+one-step DOP853 integrator of ``flexfmu.harness.running.compiled_reference`` runs
 the loop without restarts. States are x = [q; qd] over the model's
 state coordinates (``Model.states``: a prescribed joint's angle, rate and
 acceleration are inputs, held like torques).
@@ -26,7 +26,7 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics import Model
-from flexfmu.harness.result import Result
+from flexfmu.harness.running.result import Result
 
 MAX_SEGMENTS = 50  # beyond this many input changes, restart at every sample
 
@@ -129,7 +129,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
 
     Open loop, CVODES (BDF) integrates each stretch of constant input in one
     go. In closed loop the compiled one-step DOP853 integrator
-    (``flexfmu.harness.compiled_reference``) runs every sample without a
+    (``flexfmu.harness.running.compiled_reference``) runs every sample without a
     restart; a sampled law is compiled into its loop, any other controller
     (an FMU, a Python object) is called once per sample.
 
@@ -148,7 +148,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     rtol, atol : float
         Relative and absolute tolerances of the integrator.
     """
-    from flexfmu.harness.compiled_reference import CompiledReference
+    from flexfmu.harness.running.compiled_reference import CompiledReference
 
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.states)

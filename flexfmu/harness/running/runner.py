@@ -8,7 +8,7 @@ FMPy's CVode and restarted at each sample, because the held input jumps
 there; FMI 2.0 and FMI 3.0 FMUs run the same way (an FMI 3 instance is driven
 through the FMI 2 method names, see :class:`Fmi3AsFmi2`). The result is a
 labelled Result sampled on the grid, so it compares directly with the
-reference (``flexfmu.harness.reference``).
+reference (``flexfmu.harness.running.reference``).
 
 Every FMU is extracted into a temporary folder that is removed when the run
 ends, whatever happens.
@@ -25,7 +25,7 @@ import numpy as np
 from fmpy.fmi2 import FMU2Model, FMU2Slave
 from fmpy.fmi3 import FMU3Model, FMU3Slave
 
-from flexfmu.harness.result import Result
+from flexfmu.harness.running.result import Result
 
 INTERFACES = ("cs", "me")
 

@@ -1,18 +1,18 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
 The runs are rows of one table, :data:`RUNS`: the reference (the Model's
-graph integrated by compiled DOP853, ``flexfmu.harness.reference``), the
+graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``), the
 native C FMU (FMI 2.0) by co-simulation and by model exchange (FMPy's CVode),
 the same model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU (the graph under the native FMU's fixed-step scheme, on a
 short horizon) and, for closed-loop scenarios, the native FMU driven by the
 scenario's controller exported as an FMU. Adding a run is one row: a name,
 the fixed-step scheme it integrates (runs of one scheme are compared to
-round-off, see ``flexfmu.harness.compare``), a function of the case setup,
+round-off, see ``flexfmu.harness.reports.compare``), a function of the case setup,
 and optionally a shorter horizon. FMUs are built once per arm and settings
-(``flexfmu.harness.fmu_cache``), for this machine only: they run here. Every
+(``flexfmu.harness.running.fmu_cache``), for this machine only: they run here. Every
 pair of runs is compared on the scenario's outputs; the report says which
 comparisons pass, and whether and when each run left the model's validity
-envelope (``flexfmu.harness.envelope``).
+envelope (``flexfmu.harness.reports.envelope``).
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ import numpy as np
 import flexfmu
 from flexfmu.control.scenario import Scenario, load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm, resolve_scenario
-from flexfmu.harness import fmu_cache
-from flexfmu.harness.compare import compare_runs
-from flexfmu.harness.envelope import envelope_outputs, envelope_summary
-from flexfmu.harness.figures import scenario_figures
-from flexfmu.harness.plots import plot_scenario
-from flexfmu.harness.progress import Progress
-from flexfmu.harness.reference import reference_run
-from flexfmu.harness.report import plot_file, plot_runs, write_report
-from flexfmu.harness.runner import FmuController, run_fmu
+from flexfmu.harness.reports.compare import compare_runs
+from flexfmu.harness.reports.envelope import envelope_outputs, envelope_summary
+from flexfmu.harness.reports.figures import scenario_figures
+from flexfmu.harness.reports.plots import plot_scenario
+from flexfmu.harness.reports.report import plot_file, plot_runs, write_report
+from flexfmu.harness.running import fmu_cache
+from flexfmu.harness.running.progress import Progress
+from flexfmu.harness.running.reference import reference_run
+from flexfmu.harness.running.runner import FmuController, run_fmu
 
 FMU_SCHEME = "fmu-step"  # the native FMU's fixed-step integrator and internal step
 PYTHONFMU_HORIZON = 1.0  # s: the Python-backed FMU is slow, and round-off agreement shows within a second
@@ -59,7 +59,7 @@ def _controllerfmu_file(case) -> Path:
     return fmu_cache.controller_fmu(case.scenario_file)
 
 
-# FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.fmu_cache)
+# FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.running.fmu_cache)
 FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu("fmi2"), "fmi3": _native_fmu("fmi3"),
                                      "python": _python_fmu, "controller": _controllerfmu_file}
 PER_ARM = ("native", "fmi3")  # FMU kinds that depend on the arm only, not on the scenario
@@ -248,7 +248,7 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     -------
     dict
         arm, scenario, description, seconds and horizon per run, errors of runs that failed,
-        comparisons, the validity envelope (:func:`flexfmu.harness.envelope.envelope_summary`, None for a
+        comparisons, the validity envelope (:func:`flexfmu.harness.reports.envelope.envelope_summary`, None for a
         rigid arm), the reference's figures (tracking, torques) and the plot files.
     """
     model, scenario = case.model, case.scenario
@@ -289,7 +289,7 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     duration : float, optional
         Overrides every scenario's duration (s).
     campaign : CampaignSettings, optional
-        Run the cases as a campaign on Dask workers (``flexfmu.harness.campaign``); in this process,
+        Run the cases as a campaign on Dask workers (``flexfmu.harness.campaigns.campaign``); in this process,
         one after another, when None.
     runs : iterable of str
         Which runs of :data:`RUNS` to make (the reference always runs).
@@ -303,7 +303,7 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     if campaign is None:
         results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
     else:
-        from flexfmu.harness.campaign import dask_client
+        from flexfmu.harness.campaigns.campaign import dask_client
 
         with dask_client(campaign) as client:
             results = crosscheck_on(client, cases, out, duration, runs=runs)
@@ -320,7 +320,7 @@ def fmu_file(kind: str, arm_file, scenario, duration):
     """The FMU of ``kind`` (a key of :data:`FMU_BUILDERS`) for the case of ``arm_file`` and ``scenario``
     (file or loaded Scenario; duration ``duration``), as an FmuFile to ship to workers; built in the process
     that runs it, or taken from its cache."""
-    from flexfmu.harness.campaign import FmuFile
+    from flexfmu.harness.campaigns.campaign import FmuFile
 
     return FmuFile.of(case_setup(arm_file, scenario, duration).fmu(kind))
 

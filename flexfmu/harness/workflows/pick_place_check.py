@@ -24,11 +24,11 @@ from flexfmu.control.controllers import SampledController
 from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.control.reference_kinds import delta_kinematics
-from flexfmu.harness.figures import end_effector
-from flexfmu.harness.fmu_cache import native_fmu
-from flexfmu.harness.plots import plot_pick_place
-from flexfmu.harness.runner import run_fmu
-from flexfmu.harness.verify import residual_tip_vibration
+from flexfmu.harness.reports.figures import end_effector
+from flexfmu.harness.reports.plots import plot_pick_place
+from flexfmu.harness.running.fmu_cache import native_fmu
+from flexfmu.harness.running.runner import run_fmu
+from flexfmu.harness.workflows.verify import residual_tip_vibration
 
 
 @dataclass(frozen=True)

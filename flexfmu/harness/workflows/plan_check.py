@@ -26,9 +26,9 @@ from flexfmu.control.laws import build_law, rigid_selection
 from flexfmu.control.planning import PlanSettings, held_goal_is_stable, plan_motion
 from flexfmu.control.references import quintic_reference
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, TIP_POSITION
-from flexfmu.harness.plots import plot_plan
-from flexfmu.harness.runner import run_fmu
-from flexfmu.harness.verify import residual_tip_vibration
+from flexfmu.harness.reports.plots import plot_plan
+from flexfmu.harness.running.runner import run_fmu
+from flexfmu.harness.workflows.verify import residual_tip_vibration
 from flexfmu.targets import ExportSettings, export_fmu
 
 REQUIRED_REDUCTION = 10.0

@@ -4,7 +4,7 @@ A point sets plant parameters (FMU start values, e.g. ``payload.mass``) and
 controller gains (e.g. ``kp``) by name; the scenario runs through the
 co-simulation FMU at each point (one FMU for the whole campaign, built once
 and shipped to the workers), and the row holds the cost terms (tracking,
-vibration, effort, apart) and the run's figures (``flexfmu.harness.figures``).
+vibration, effort, apart) and the run's figures (``flexfmu.harness.reports.figures``).
 Points come from a grid (``--vary NAME=START:STEP:STOP`` or
 ``NAME=V1,V2,...``, all combinations) and/or from random draws over the
 distributions of a TOML file (``--samples N --distributions FILE``):
@@ -22,7 +22,6 @@ distributions of a TOML file (``--samples N --distributions FILE``):
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import itertools
 import math
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.errors import FlexfmuError
+from flexfmu.harness.reports.tables import write_table
 
 DISTRIBUTIONS = {"uniform": ("low", "high"), "normal": ("mean", "std")}
 TABLE = "results.csv"
@@ -151,8 +151,8 @@ def sweep_task(point: dict, setup: SweepSetup) -> dict:
     """
     from flexfmu.control.cost import cost_signals, cost_terms
     from flexfmu.dynamics.metadata import TIP_POSITION
-    from flexfmu.harness.figures import scenario_figures
-    from flexfmu.harness.runner import run_fmu
+    from flexfmu.harness.reports.figures import scenario_figures
+    from flexfmu.harness.running.runner import run_fmu
 
     model, scenario = _case(setup.arm_file, setup.scenario_file, setup.duration)
     closed = scenario.controller["kind"] != "held"
@@ -187,10 +187,10 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
     Returns
     -------
     list of dict
-        One row per point (see :func:`flexfmu.harness.campaign.run_campaign`).
+        One row per point (see :func:`flexfmu.harness.campaigns.campaign.run_campaign`).
     """
-    from flexfmu.harness.campaign import FmuFile, run_campaign
-    from flexfmu.harness.fmu_cache import native_fmu
+    from flexfmu.harness.campaigns.campaign import FmuFile, run_campaign
+    from flexfmu.harness.running.fmu_cache import native_fmu
 
     model, scenario = _case(str(arm_file), str(scenario_file), duration)
     names = list(dict.fromkeys(name for point in points for name in point))
@@ -200,17 +200,6 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
     write_table(rows, out / TABLE)
     plot_summary(rows, names, out / SUMMARY_PLOT, f"{model.arm.name} / {scenario.name}")
     return rows
-
-
-def write_table(rows: list[dict], path: Path) -> None:
-    """Write ``rows`` as the CSV table ``path``, one row per point, columns in order of first appearance;
-    floats exact."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    with open(path, "w", newline="") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([repr(v) if isinstance(v, float) else v for v in (row.get(c, "") for c in columns)])
 
 
 def summary_metrics(rows: list[dict]) -> list[str]:

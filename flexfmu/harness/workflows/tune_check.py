@@ -27,9 +27,9 @@ from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.cost import CostWeights, cost_terms
 from flexfmu.control.tuning import TuningError, tune
 from flexfmu.dynamics.metadata import JOINT_ANGLE
-from flexfmu.harness.plots import plot_before_after
-from flexfmu.harness.sweep import write_table
-from flexfmu.harness.verify import fmu_closed_loop
+from flexfmu.harness.reports.plots import plot_before_after
+from flexfmu.harness.reports.tables import write_table
+from flexfmu.harness.workflows.verify import fmu_closed_loop
 from flexfmu.targets import ExportSettings, export_fmu
 
 BEFORE = "before"  # a limit equal to the term's value with the scenario's gains
@@ -243,7 +243,7 @@ def _multi_start(model, scenario, names, out, weights, integrator, max_iteration
     """The best of ``starts`` tunings (lowest cost among those keeping the limits), as a TuningResult,
     and every start's row."""
     from flexfmu.control.tuning import TuningResult
-    from flexfmu.harness.campaign import CampaignSettings, run_campaign
+    from flexfmu.harness.campaigns.campaign import CampaignSettings, run_campaign
 
     law = scenario.law(model)
     points = start_points(dict(law.gains), names, starts)

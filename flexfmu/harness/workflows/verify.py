@@ -14,7 +14,7 @@ import numpy as np
 from flexfmu.control.controllers import SampledController
 from flexfmu.control.cost import CostWeights, cost_signals, run_cost
 from flexfmu.dynamics.metadata import PLATFORM_POSITION, TIP_POSITION
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.running.runner import run_fmu
 
 
 def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = CostWeights()):

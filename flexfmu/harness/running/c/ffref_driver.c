@@ -1,4 +1,4 @@
-/* Driver of the compiled reference (flexfmu.harness.compiled_reference).
+/* Driver of the compiled reference (flexfmu.harness.running.compiled_reference).
  *
  * Appended to CasADi's generated C, which defines casadi_real, casadi_int and
  *   ffref_step(x, u, p, h, rtol, atol) -> (x_next, error norm)   one DOP853 step
