@@ -60,8 +60,8 @@ class Coordinates:
 
 
 def coordinate_layout(arm: Arm) -> Coordinates:
-    """Order q of ``arm`` as DESIGN.md says: theta[j], alpha[j] (flexible joints), f[i,k]; the angle of a
-    prescribed joint is marked (an input, not a state)."""
+    """Order q of ``arm`` as docs/architecture.md says: theta[j], alpha[j] (flexible joints), f[i,k]; the
+    angle of a prescribed joint is marked (an input, not a state)."""
     records = [Coordinate(f"theta[{j}]", "joint", j, "rad", prescribed=link.joint.prescribed)
                for j, link in enumerate(arm.links, start=1)]
     theta = tuple(range(len(records)))
