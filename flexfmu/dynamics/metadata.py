@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flexfmu.spec.ranges import Range
+
 COORDINATE_KINDS = ("joint", "rotor", "modal", "elastic")  # elastic: finite-element global variables (Delta)
 
 # Output groups, in the order the planar chain lists them.
@@ -122,6 +124,15 @@ class Parameter:
         True when it may change while the model runs (masses, stiffnesses,
         friction, gravity); False for geometry (lengths, positions, centres
         of mass), which would move bodies discontinuously.
+    field : str or None
+        Where the arm file sets it, as a field path of ``docs/spec.md``
+        (``link[1].EI``, ``link[2].modes.damping_ratio[1]``,
+        ``link[1].joint.viscous_friction``, ``gravity[2]``): what a
+        calibrated arm file rewrites (``flexfmu.spec.write``). None when
+        the file has no single field for it.
+    range : Range or None
+        The physical range the arm file allows it (``flexfmu.spec.ranges``),
+        which bounds a fit; None when unbounded or not a field.
     """
 
     name: str
@@ -129,3 +140,5 @@ class Parameter:
     unit: str
     description: str
     tunable: bool = True
+    field: str | None = None
+    range: Range | None = None

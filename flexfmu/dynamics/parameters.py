@@ -20,23 +20,32 @@ import casadi as ca
 
 from flexfmu.dynamics.metadata import Parameter
 from flexfmu.spec.arm import Arm, Joint
+from flexfmu.spec.ranges import RANGES
 
 
 def joint_parameters(j: int, joint: Joint) -> list[Parameter]:
     """The parameters of joint ``j`` (1-based) of a serial chain, planar or spatial: gear, rotor, friction,
     and for a flexible ``joint`` its spring."""
-    prefix = f"joint[{j}]"
+    prefix, field = f"joint[{j}]", f"link[{j}].joint"
+    rotor_range = RANGES["flexible_rotor_inertia" if joint.kind == "flexible" else "rotor_inertia"]
     rows = [
-        Parameter(f"{prefix}.gear_ratio", joint.gear_ratio, "1", f"gear ratio of joint {j} (motor turns per joint turn)"),
-        Parameter(f"{prefix}.rotor_inertia", joint.rotor_inertia, "kg.m2", f"rotor inertia of joint {j} on the motor side"),
-        Parameter(f"{prefix}.viscous_friction", joint.viscous_friction, "N.m.s/rad", f"viscous friction of joint {j}"),
-        Parameter(f"{prefix}.coulomb_friction", joint.coulomb_friction, "N.m", f"Coulomb friction torque of joint {j}"),
-        Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}"),
+        Parameter(f"{prefix}.gear_ratio", joint.gear_ratio, "1", f"gear ratio of joint {j} (motor turns per joint turn)",
+                  field=f"{field}.gear_ratio", range=RANGES["gear_ratio"]),
+        Parameter(f"{prefix}.rotor_inertia", joint.rotor_inertia, "kg.m2", f"rotor inertia of joint {j} on the motor side",
+                  field=f"{field}.rotor_inertia", range=rotor_range),
+        Parameter(f"{prefix}.viscous_friction", joint.viscous_friction, "N.m.s/rad", f"viscous friction of joint {j}",
+                  field=f"{field}.viscous_friction", range=RANGES["viscous_friction"]),
+        Parameter(f"{prefix}.coulomb_friction", joint.coulomb_friction, "N.m", f"Coulomb friction torque of joint {j}",
+                  field=f"{field}.coulomb_friction", range=RANGES["coulomb_friction"]),
+        Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}",
+                  field=f"{field}.coulomb_velocity", range=RANGES["coulomb_velocity"]),
     ]
     if joint.kind == "flexible":
         rows += [
-            Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad", f"torsional spring stiffness of joint {j}"),
-            Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad", f"damping of the torsional spring of joint {j}"),
+            Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad", f"torsional spring stiffness of joint {j}",
+                      field=f"{field}.stiffness", range=RANGES["stiffness"]),
+            Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad", f"damping of the torsional spring of joint {j}",
+                      field=f"{field}.spring_damping", range=RANGES["spring_damping"]),
         ]
     return rows
 

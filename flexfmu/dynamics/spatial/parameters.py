@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from flexfmu.dynamics.metadata import Parameter
 from flexfmu.dynamics.parameters import envelope_parameters, joint_parameters
+from flexfmu.spec.ranges import DAMPING_RATIO, RANGES
 from flexfmu.spec.spatial_arm import SpatialArm, SpatialFlexibleLink
 
 TENSOR = (("xx", 0, 0), ("yy", 1, 1), ("zz", 2, 2), ("xy", 0, 1), ("xz", 0, 2), ("yz", 1, 2))
@@ -21,6 +22,7 @@ STIFFNESS = {"bending_y": ("EI", "N.m2", "bending stiffness E*I for deflection a
              "bending_z": ("EI", "N.m2", "bending stiffness E*I for deflection along z"),
              "torsion": ("GJ", "N.m2", "torsional stiffness G*J"),
              "axial": ("EA", "N", "axial stiffness E*A")}
+DAMPING_RANGES = {"damping_ratio": DAMPING_RATIO, "damping_coefficient": RANGES["damping_coefficient"]}
 COEFFICIENT_UNITS = {"bending_y": "N.s/m", "bending_z": "N.s/m", "torsion": "N.m.s/rad", "axial": "N.s/m"}
 
 
@@ -34,32 +36,38 @@ def _link_parameters(i: int, link) -> list[Parameter]:
     pre = f"link[{i}]"
     rows = [Parameter(f"{pre}.length", link.length, "m", f"length of link {i}", tunable=False)]
     if not isinstance(link, SpatialFlexibleLink):
-        rows.append(Parameter(f"{pre}.mass", link.mass, "kg", f"mass of link {i}"))
+        rows.append(Parameter(f"{pre}.mass", link.mass, "kg", f"mass of link {i}", field=f"{pre}.mass",
+                              range=RANGES["mass"]))
         rows += [Parameter(f"{pre}.com.{axis}", value, "m", f"centre of mass of link {i}, {axis} (link axes)",
                            tunable=False) for axis, value in zip("xyz", link.com)]
         return rows + tensor_parameters(f"{pre}.inertia", link.inertia, f"link {i} about its centre of mass")
     rows += [
-        Parameter(f"{pre}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}"),
+        Parameter(f"{pre}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}",
+                  field=f"{pre}.mass_per_length", range=RANGES["mass_per_length"]),
         Parameter(f"{pre}.polar_inertia_per_length", link.polar_inertia_per_length, "kg.m",
-                  f"polar mass moment of inertia per unit length (rho*Ip) of link {i}"),
+                  f"polar mass moment of inertia per unit length (rho*Ip) of link {i}",
+                  field=f"{pre}.polar_inertia_per_length", range=RANGES["polar_inertia_per_length"]),
     ]
     for deformation in link.deformations:
         kind, modes = deformation.kind, deformation.modes
         key, unit, what = STIFFNESS[kind]
-        rows.append(Parameter(f"{pre}.{kind}.{key}", deformation.stiffness, unit, f"{what} of link {i}"))
+        rows.append(Parameter(f"{pre}.{kind}.{key}", deformation.stiffness, unit, f"{what} of link {i}",
+                              field=f"{pre}.{kind}.{key}", range=RANGES[key]))
         if modes.damping_kind == "ratio":
             name, unit, what = "damping_ratio", "1", "modal damping ratio"
         else:
             name, unit, what = "damping_coefficient", COEFFICIENT_UNITS[kind], "modal damping coefficient"
-        rows += [Parameter(f"{pre}.{kind}.{name}[{k}]", value, unit, f"{what} of {kind} mode {k} of link {i}")
+        rows += [Parameter(f"{pre}.{kind}.{name}[{k}]", value, unit, f"{what} of {kind} mode {k} of link {i}",
+                           field=f"{pre}.{kind}.modes.{name}[{k}]", range=DAMPING_RANGES[name])
                  for k, value in enumerate(modes.damping, start=1)]
     return rows
 
 
 def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
     """Return the ordered parameter table of ``arm`` with nominal values."""
-    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis")
-            for axis, value in zip("xyz", arm.gravity)]
+    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis",
+                      field=f"gravity[{k}]", range=RANGES["gravity"])
+            for k, (axis, value) in enumerate(zip("xyz", arm.gravity), start=1)]
     for j, link in enumerate(arm.links, start=1):
         rows += _link_parameters(j, link)
         rows += joint_parameters(j, link.joint)
@@ -72,9 +80,11 @@ def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
         rows += [
             Parameter(f"{pre}.position", lumped.position, "1", f"position x/L of lumped mass {k} on link {lumped.link}",
                       tunable=False),
-            Parameter(f"{pre}.mass", lumped.mass, "kg", f"mass of lumped mass {k}"),
+            Parameter(f"{pre}.mass", lumped.mass, "kg", f"mass of lumped mass {k}", field=f"{pre}.mass",
+                      range=RANGES["added_mass"]),
         ]
         rows += tensor_parameters(f"{pre}.inertia", lumped.inertia, f"lumped mass {k}")
-    rows.append(Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link"))
+    rows.append(Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link",
+                          field="payload.mass", range=RANGES["added_mass"]))
     rows += tensor_parameters("payload.inertia", arm.payload.inertia, "the payload about the tip")
     return rows + envelope_parameters(arm)
