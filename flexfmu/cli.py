@@ -12,10 +12,22 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flexfmu.commands import crosscheck, demo, export, info, plan, reproduce, simulate, sweep, tune, validate
+from flexfmu.commands import (
+    crosscheck,
+    demo,
+    export,
+    identify,
+    info,
+    plan,
+    reproduce,
+    simulate,
+    sweep,
+    tune,
+    validate,
+)
 from flexfmu.errors import FlexfmuError
 
-COMMANDS = (info, simulate, export, validate, crosscheck, tune, plan, demo, sweep, reproduce)
+COMMANDS = (info, simulate, export, validate, crosscheck, tune, plan, identify, demo, sweep, reproduce)
 
 
 class Parser(argparse.ArgumentParser):

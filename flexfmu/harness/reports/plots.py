@@ -149,10 +149,10 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
     axes[0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
     axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
-    _save_row(fig, axes, title, path)
+    save_figure(fig, axes, title, path)
 
 
-def _save_row(fig, axes, title: str, path) -> None:
+def save_figure(fig, axes, title: str, path) -> None:
     """Grid and legend on each of ``axes``, ``title`` over ``fig``, written to ``path`` and closed."""
     for ax in axes:
         ax.grid(True, alpha=0.3)
@@ -195,7 +195,7 @@ def plot_pick_place(planned, baseline, model, commanded, move_time: float, path:
     axes[1].set(xlabel="time [s]", ylabel="torque [N m]", title="motor torques")
     axes[2].set(xlabel="X [m]", ylabel="Z [m] (down)", title="paths seen from the side")
     axes[2].invert_yaxis()
-    _save_row(fig, axes, title, path)
+    save_figure(fig, axes, title, path)
 
 
 def plot_scenario(result, model, reference, path: str | Path, title: str, open_loop: bool) -> None:
