@@ -23,6 +23,7 @@ start is refused before the fit, as unidentifiable.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -152,6 +153,16 @@ class Identification:
         self.initial_states = [np.asarray(x, float) for x in x0]
         self.evaluations = 0
         self._memo: tuple | None = None
+
+    def with_data(self, experiments: list[Experiment]) -> Identification:
+        """The same fit for other ``experiments`` of the same shape (sample steps, lengths, measured outputs),
+        reusing the built runs: what repeated fits (many noise draws) need."""
+        if [(e.sample_step, len(e.time), list(e.outputs)) for e in experiments] != \
+                [(run.sample_step, run.count, outputs) for run, outputs in zip(self.runs, self.measured)]:
+            raise IdentificationError("with_data needs experiments of the same sample steps, lengths and outputs")
+        other = copy.copy(self)
+        other.experiments, other.evaluations, other._memo = list(experiments), 0, None
+        return other
 
     # ------------------------------------------------------------------ theta
 

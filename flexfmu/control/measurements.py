@@ -122,10 +122,10 @@ def _time_problems(time: np.ndarray) -> list[str]:
     steps = np.diff(time)
     if np.any(steps <= 0):
         k = int(np.argmax(steps <= 0))
-        return [f"time is not increasing: row {k + 3} has t = {time[k + 1]!r} after t = {time[k]!r} at row {k + 2}"]
+        return [f"time is not increasing: row {k + 3} has t = {float(time[k + 1])!r} after t = {float(time[k])!r} at row {k + 2}"]
     mean = (time[-1] - time[0]) / len(steps)
     worst = int(np.argmax(np.abs(steps - mean)))
     if abs(steps[worst] - mean) > SPACING_TOLERANCE * mean:
-        return [(f"time is not equally spaced: the interval before row {worst + 3} is {steps[worst]!r} s, the mean "
-                 f"{mean!r} s (resample the file to one sample step)")]
+        return [(f"time is not equally spaced: the interval before row {worst + 3} is {float(steps[worst])!r} s, the mean "
+                 f"{float(mean)!r} s (resample the file to one sample step)")]
     return []

@@ -1,0 +1,250 @@
+"""flexfmu identify: exact sensitivities, checked data, honest intervals, a calibrated arm that round-trips.
+
+The fast tests use a one-link flexible arm on a hub (one clamped-free mode,
+10 ms samples) driven by a known torque; the synthetic data come from the
+same discretisation with Gaussian noise of known level, so the statistics of
+the fit can be checked against the truth. The EXUDYN test (slow) fits data
+that flexfmu did not make.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from flexfmu import arm_from_dict, build_model, load_arm
+from flexfmu.control.identification import Z95, Identification, IdentificationError
+from flexfmu.control.measurements import Experiment, MeasurementError, read_experiment
+from flexfmu.control.open_loop import OpenLoopRun, SensitivityError
+from flexfmu.spec.write import FieldError, to_toml, with_fields
+
+BEAM = {"name": "hub_beam", "gravity": [0.0, 0.0], "link": [{
+    "kind": "flexible", "length": 1.0, "mass_per_length": 0.5, "EI": 20.0,
+    "modes": {"family": "clamped-free", "count": 1, "damping_ratio": 0.02},
+    "joint": {"rotor_inertia": 0.05, "viscous_friction": 0.01}}]}
+ANGLE, DEFLECTION = "joint[1].angle", "link[1].deflection"
+MEASURED = [ANGLE, DEFLECTION]
+NOISE = np.array([1e-3, 2e-4])  # rad, m
+TRUTH = {"link[1].EI": 23.0, "link[1].damping_ratio[1]": 0.035}
+STEP, COUNT = 0.01, 200
+
+
+@pytest.fixture(scope="module")
+def beam():
+    return build_model(arm_from_dict(BEAM))
+
+
+def torque(t):
+    return (0.25 * np.sin(2 * np.pi * 0.7 * t) + 0.15 * np.sign(np.sin(2 * np.pi * 1.9 * t)))[:, None]
+
+
+def synthetic(model, truth, seed, inputs=torque, count=COUNT, step=STEP, noise=NOISE) -> Experiment:
+    """An experiment of ``model`` with parameters ``truth``, run as the FMU runs it, with Gaussian noise."""
+    t = np.arange(count) * step
+    U = inputs(t)
+    Y = OpenLoopRun(model, step, count, MEASURED, []).outputs(model.start_state, U, model.parameter_vector(truth))
+    Y = Y + np.random.default_rng(seed).normal(size=Y.shape) * noise
+    return Experiment(f"seed{seed}", t, U, dict(zip(MEASURED, Y.T)))
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+# ------------------------------------------------------------------------------------------- sensitivities
+
+def test_sensitivities_are_the_derivatives_of_the_discretised_run(beam):
+    """Forward sensitivities of the outputs to EI, a damping ratio and the initial state equal central
+    differences of the same discrete run (to the differences' own truncation error)."""
+    names = ["link[1].EI", "link[1].damping_ratio[1]"]
+    t = np.arange(120) * STEP
+    run = OpenLoopRun(beam, STEP, 120, MEASURED, names, fit_initial=True)
+    p, x0 = beam.parameter_vector(TRUTH), beam.start_state + 0.01
+    Y, dY = run.outputs_and_sensitivities(x0, torque(t), p)
+    assert np.allclose(Y, run.outputs(x0, torque(t), p), rtol=0, atol=1e-14)
+    index = [list(beam.parameters).index(name) for name in names]
+    for k in range(run.directions):
+        if k < len(names):
+            h = 1e-5 * p[index[k]]
+            plus, minus = p.copy(), p.copy()
+            plus[index[k]] += h
+            minus[index[k]] -= h
+            fd = (run.outputs(x0, torque(t), plus) - run.outputs(x0, torque(t), minus)) / (2 * h)
+        else:
+            e = np.zeros(len(x0))
+            e[k - len(names)] = h = 1e-6
+            fd = (run.outputs(x0 + e, torque(t), p) - run.outputs(x0 - e, torque(t), p)) / (2 * h)
+        scale = np.max(np.abs(dY[:, :, k]))
+        assert scale > 0
+        assert np.max(np.abs(fd - dY[:, :, k])) < 1e-6 * scale, f"direction {k}"
+
+
+@pytest.mark.slow
+def test_the_delta_robot_is_refused_with_its_reason():
+    """The Delta's right-hand side calls a sparse solver: no straight-line graph, so no sensitivities."""
+    model = build_model(load_arm("kuo_delta"))
+    with pytest.raises(SensitivityError, match="kuo_delta.*cannot be identified.*sparse linear solver"):
+        OpenLoopRun(model, 1e-3, 10, model.output_names[:1], [])
+
+
+# ------------------------------------------------------------------------------------------------- fitting
+
+def test_fit_recovers_the_truth_within_its_interval(beam):
+    fit = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH)).fit()
+    for name, value in TRUTH.items():
+        low, high = fit.interval(name)
+        assert low <= value <= high
+        assert fit.standard_error[name] < 0.2 * value  # the data pin them down
+        assert abs(fit.start[name] - value) > 4 * fit.standard_error[name]  # and the start was far off
+    assert fit.sigma[ANGLE] == pytest.approx(NOISE[0], rel=0.15)
+    assert fit.sigma[DEFLECTION] == pytest.approx(NOISE[1], rel=0.15)
+    assert fit.warnings == []
+
+
+def test_intervals_cover_the_truth_and_errors_are_standard_normal(beam):
+    """Over 20 noise draws: the 95 % intervals hold the truth in at least 34 of 40 cases (the chance of 33 or
+    fewer is 0.5 % for honest intervals) and (estimate - truth) / standard error has a spread near 1, which
+    intervals too wide or too narrow would miss."""
+    identification = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH))
+    z = []
+    for seed in range(20):
+        fit = identification.with_data([synthetic(beam, TRUTH, 1000 + seed)]).fit()
+        z.append([(fit.estimate[n] - TRUTH[n]) / fit.standard_error[n] for n in TRUTH])
+    z = np.array(z)
+    assert np.sum(np.abs(z) <= Z95) >= 34
+    assert 0.7 < np.std(z) < 1.3
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_truth_over_many_draws(beam):
+    """300 draws: coverage of each parameter's 95 % interval within [0.92, 0.98] (3 binomial standard errors
+    about 0.95) and the standardised errors' spread within 0.1 of 1."""
+    identification = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH))
+    z = []
+    for seed in range(300):
+        fit = identification.with_data([synthetic(beam, TRUTH, 5000 + seed)]).fit()
+        z.append([(fit.estimate[n] - TRUTH[n]) / fit.standard_error[n] for n in TRUTH])
+    z = np.array(z)
+    coverage = np.mean(np.abs(z) <= Z95, axis=0)
+    assert np.all((0.92 <= coverage) & (coverage <= 0.98)), coverage
+    assert np.all(np.abs(np.std(z, axis=0) - 1) < 0.1)
+
+
+def test_several_experiments_and_the_initial_state_fit_together(beam):
+    """Two experiments, each starting from its own unknown state: the states are fitted with the parameters."""
+    t = np.arange(COUNT) * STEP
+    x0s = [beam.start_state + np.array([0.1, 0.002, 0.0, 0.0]), beam.start_state + np.array([-0.05, 0.0, 0.2, 0.0])]
+    experiments = []
+    for seed, x0 in enumerate(x0s):
+        run = OpenLoopRun(beam, STEP, COUNT, MEASURED, [])
+        Y = run.outputs(x0, torque(t) * (1 + seed), beam.parameter_vector(TRUTH))
+        Y += np.random.default_rng(seed).normal(size=Y.shape) * NOISE
+        experiments.append(Experiment(f"e{seed}", t, torque(t) * (1 + seed), dict(zip(MEASURED, Y.T))))
+    fit = Identification(beam, experiments, list(TRUTH), fit_initial=True).fit()
+    for name, value in TRUTH.items():
+        low, high = fit.interval(name)
+        assert low <= value <= high
+    for fitted, true in zip(fit.initial_states, x0s):
+        assert np.allclose(fitted[:2], true[:2], atol=5e-3)
+
+
+def test_inputs_that_never_move_a_parameter_make_it_unidentifiable(beam):
+    """At rest with no torque nothing moves: the fit refuses rather than return the start values."""
+    still = synthetic(beam, TRUTH, 0, inputs=lambda t: np.zeros((len(t), 1)), noise=np.array([1e-3, 1e-3]))
+    with pytest.raises(IdentificationError, match=r"unidentifiable: link\[1\].EI, link\[1\].damping_ratio\[1\]"):
+        Identification(beam, [still], list(TRUTH)).fit()
+
+
+def test_parameters_that_only_act_together_are_named():
+    """A rigid link's mass and a lumped mass at its tip move the arm only as one inertia when the arm turns
+    in a horizontal plane about its joint (each adds m x^2): the fit warns and names both."""
+    arm = build_model(arm_from_dict({"name": "pair", "link": [{"kind": "rigid", "length": 1.0, "mass": 1.0,
+                                                                "com": [1.0, 0.0], "inertia": 1e-6,
+                                                                "joint": {"viscous_friction": 0.1}}],
+                                     "lumped_mass": [{"link": 1, "position": 1.0, "mass": 0.5}]}))
+    t = np.arange(COUNT) * STEP
+    Y = OpenLoopRun(arm, STEP, COUNT, [ANGLE], []).outputs(arm.start_state, torque(t), arm.nominal_parameters)
+    Y += np.random.default_rng(0).normal(size=Y.shape) * 1e-3
+    fit = Identification(arm, [Experiment("pair", t, torque(t), {ANGLE: Y[:, 0]})],
+                         ["link[1].mass", "lumped_mass[1].mass"]).fit()
+    assert any("link[1].mass" in w and "lumped_mass[1].mass" in w for w in fit.warnings), fit.warnings
+
+
+def test_unknown_or_fixed_parameters_are_refused(beam):
+    experiment = synthetic(beam, TRUTH, 0)
+    with pytest.raises(IdentificationError, match=r"'link\[1\].stiffness' is not a parameter"):
+        Identification(beam, [experiment], ["link[1].stiffness"])
+    with pytest.raises(IdentificationError, match=r"'link\[1\].length' is fixed geometry"):
+        Identification(beam, [experiment], ["link[1].length"])
+
+
+# ------------------------------------------------------------------------------------------------ bad data
+
+@pytest.fixture()
+def good_rows():
+    return [[f"{0.01 * k:.2f}", "0.1", "0.0", "0.0"] for k in range(5)]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda h, r: (h[:3] + ["link[1].deflectoin"], r), r"unknown column\(s\) 'link\[1\].deflectoin'"),
+    (lambda h, r: ([h[0], h[2], h[3]], [[a, c, d] for a, _, c, d in r]), r"missing column\(s\) 'tau\[1\]'"),
+    (lambda h, r: (h, r[:2] + [["0.01", *r[2][1:]]] + r[3:]), r"time is not increasing: row 4 has t = 0.01"),
+    (lambda h, r: (h, r[:3] + [["0.031", *r[3][1:]]] + r[4:]), "time is not equally spaced"),
+    (lambda h, r: (h, r[:1] + [[r[1][0], "", *r[1][2:]]] + r[2:]), r"column 'tau\[1\]': 1 empty.*first at row 3"),
+    (lambda h, r: (h, r[:4] + [[*r[4][:3], "nan"]]), r"column 'link\[1\].deflection': 1 .*NaN.*row 6"),
+    (lambda h, r: (h[:2], [row[:2] for row in r]), "no measured output"),
+])
+def test_bad_data_is_refused_naming_column_and_row(beam, tmp_path, good_rows, change, message):
+    header, rows = change(["time", "tau[1]", ANGLE, DEFLECTION], good_rows)
+    write_csv(tmp_path / "bad.csv", header, rows)
+    with pytest.raises(MeasurementError, match=message):
+        read_experiment(tmp_path / "bad.csv", beam)
+
+
+def test_the_command_refuses_bad_data_before_any_work(tmp_path, capsys):
+    from flexfmu.cli import main
+
+    write_csv(tmp_path / "bad.csv", ["time", "tau[1]", "joint[1].angel"], [["0", "0", "0"], ["0.01", "0", "0"],
+                                                                         ["0.02", "0", "0"]])
+    code = main(["identify", "cantilever", "--data", str(tmp_path / "bad.csv"), "--params", "link[1].EI",
+                 "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "unknown column(s) 'joint[1].angel'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+# -------------------------------------------------------------------------------------- the calibrated file
+
+def test_fields_rewrite_an_arm_file_that_loads_back():
+    data = {"name": "a", "link": [{"kind": "flexible", "length": 0.5, "mass": 0.2, "E": 7e10, "I": 1e-10,
+                                   "modes": {"family": "pinned-pinned", "count": 2, "damping_ratio": 0.01}}]}
+    written = to_toml(with_fields(data, {"link[1].EI": 8.5, "link[1].modes.damping_ratio[1]": 0.03,
+                                         "link[1].modes.damping_ratio[2]": 0.01, "link[1].mass_per_length": 0.5}),
+                      header="calibrated")
+    import tomllib
+
+    arm = arm_from_dict(tomllib.loads(written))
+    assert written.startswith("# calibrated")
+    assert arm.links[0].EI == 8.5 and arm.links[0].mass_per_length == 0.5
+    assert arm.links[0].modes.damping == (0.03, 0.01)
+    assert data["link"][0]["E"] == 7e10  # the original is not touched
+    with pytest.raises(FieldError, match="every element must be given"):
+        with_fields(data, {"link[1].modes.damping_ratio[2]": 0.01})
+    with pytest.raises(FieldError, match="no table link\\[3\\]"):
+        with_fields(data, {"link[3].EI": 1.0})
+
+
+def test_every_tunable_planar_parameter_with_a_field_writes_back(beam):
+    """Writing every field at its value changes no parameter of the model built from the written file."""
+    import tomllib
+
+    from flexfmu.harness.workflows.identify import calibrated_fields
+
+    values = {row.name: row.value * 1.1 for row in beam.parameter_table if row.field}
+    rebuilt = build_model(arm_from_dict(tomllib.loads(to_toml(with_fields(BEAM, calibrated_fields(beam, values))))))
+    assert {name: rebuilt.parameters[name] for name in values} == pytest.approx(values, rel=1e-15)
