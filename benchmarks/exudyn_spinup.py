@@ -71,6 +71,29 @@ class ExudynRun:
         return float(b - 0.25 * (a - c) * shift), float(self.time[k] + shift * (self.time[1] - self.time[0]))
 
 
+def fixed_step_settings(duration: float, steps: int, write_period: float, absolute_tolerance: float = 1e-10):
+    """EXUDYN's simulation settings for these references: generalized-alpha with spectral radius 0.8 (1.0
+    fails with the index-3 constraints), ``steps`` fixed steps over ``duration`` (s), modified Newton with
+    the error measured on the increment, sensors written every ``write_period`` (s), no solution file."""
+    import exudyn as exu
+
+    settings = exu.SimulationSettings()
+    integration = settings.timeIntegration
+    integration.numberOfSteps = steps
+    integration.endTime = duration
+    integration.generalizedAlpha.spectralRadius = 0.8
+    integration.adaptiveStep = False
+    integration.newton.useModifiedNewton = True
+    integration.newton.residualMode = 1
+    integration.newton.relativeTolerance = 1e-10
+    integration.newton.absoluteTolerance = absolute_tolerance
+    integration.verboseMode = 0
+    settings.solution.file.write = False
+    settings.solution.sensors.writePeriod = write_period
+    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+    return settings
+
+
 def exudyn_spinup(w0: float, elements: int = 8, step: float = 2e-3, duration: float = 15.0,
                   ramp_time: float = 15.0, beam: Beam | None = None) -> ExudynRun:
     """Spin the beam up to ``w0`` (rad/s) in ``ramp_time`` (s) and simulate ``duration`` (s).
@@ -132,20 +155,7 @@ def exudyn_spinup(w0: float, elements: int = 8, step: float = 2e-3, duration: fl
                                    outputVariableType=exu.OutputVariableType.Position))
     mbs.Assemble()
 
-    settings = exu.SimulationSettings()
-    integration = settings.timeIntegration
-    integration.numberOfSteps = int(round(duration / step))
-    integration.endTime = duration
-    integration.generalizedAlpha.spectralRadius = 0.8
-    integration.adaptiveStep = False
-    integration.newton.useModifiedNewton = True
-    integration.newton.residualMode = 1
-    integration.newton.relativeTolerance = 1e-10
-    integration.newton.absoluteTolerance = 1e-10
-    integration.verboseMode = 0
-    settings.solution.file.write = False
-    settings.solution.sensors.writePeriod = step
-    settings.linearSolver.solverType = exu.LinearSolverType.EigenSparse
+    settings = fixed_step_settings(duration, int(round(duration / step)), step)
 
     wall, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():

@@ -55,31 +55,33 @@ class OpenLoopRun:
         Whether the initial state x_0 is fitted too (its sensitivities follow the parameters').
     integrator, internal_step :
         As for ``flexfmu export`` (None: the FMU's default step for ``sample_step``).
+    compile : callable, optional
+        casadi.Function -> an equivalent Function, applied to the per-step pieces (one internal step, the
+        outputs, and their sensitivities) before the run is assembled from them: the harness compiles them
+        to C. None evaluates them in CasADi's virtual machine.
     """
 
     def __init__(self, model, sample_step: float, count: int, measured: list[str], fitted: list[str],
-                 fit_initial: bool = False, integrator: str = "rk4", internal_step: float | None = None):
+                 fit_initial: bool = False, integrator: str = "rk4", internal_step: float | None = None,
+                 compile=None):
         self.model, self.count, self.fitted, self.fit_initial = model, count, list(fitted), fit_initial
-        self.integrator = integrator
+        self.integrator, self._compile = integrator, compile or (lambda function: function)
         self.sample_step = float(sample_step)
         self.internal_step = plant_step_size(model, integrator, self.sample_step, internal_step)
         self.substeps = round(self.sample_step / self.internal_step)
         dynamics = self._dynamics = model.compiled
         names = list(model.parameters)
-        self._fitted_index = [names.index(name) for name in fitted]
         p = ca.SX.sym("p", len(names))
         constants = ca.vertcat(p, dynamics.constants(p))
-        self._constants_jacobian = ca.Function("dpc_dtheta", [p], [ca.jacobian(constants, p[self._fitted_index])])
+        fitted_index = [names.index(name) for name in fitted]
+        self._constants_jacobian = ca.Function("dpc_dtheta", [p], [ca.jacobian(constants, p[fitted_index])])
         self._reached = sorted(set(self._constants_jacobian.sparsity_out(0).get_triplet()[0]))
         nx, npc = 2 * len(model.states), len(names) + dynamics.size
         self.directions = len(fitted) + (nx if fit_initial else 0)
         output_index = [model.output_names.index(name) for name in measured]
         x, u, pc = ca.SX.sym("x", nx), ca.SX.sym("u", len(model.inputs)), ca.SX.sym("pc", npc)
-        step = step_function(dynamics, integrator)
         try:
-            x_next = x
-            for _ in range(self.substeps):
-                x_next = step(x_next, u, pc, self.internal_step)
+            x_next = step_function(dynamics, integrator)(x, u, pc, self.internal_step)
             y = dynamics.outputs(x, u, pc)[output_index]
         except RuntimeError:
             raise SensitivityError(
@@ -87,25 +89,52 @@ class OpenLoopRun:
                 "expand into one straight-line graph of (x, u, p), on which the exact sensitivities are built (a "
                 "Delta robot's right-hand side calls a sparse linear solver); serial arms (planar, spatial) can be"
             ) from None
-        self._sample = ca.Function("sample", [x, u, pc], [x_next, y])
-        self._forward = self._run(self._sample, [0], ["x0", "U", "pc"], [nx, u.numel(), npc])
+        self._substep = ca.Function("substep", [x, u, pc], [x_next])
+        self._output = ca.Function("output", [x, u, pc], [y])
+        sample = self._sample_function(self._compile(self._substep), self._compile(self._output), False)
+        self._forward = self._run(sample, [0], ["x0", "U", "pc"], [nx, u.numel(), npc])
 
-    @cached_property
-    def _sensitivities(self) -> ca.Function:
-        """(x0, S0, U, pc, D) -> (Y, dY): the run with its forward sensitivities (built on first use)."""
-        x, u, pc = (ca.SX.sym(name, self._sample.size1_in(k)) for k, name in enumerate(("x", "u", "pc")))
-        x_next, y = self._sample(x, u, pc)
+    def _sample_function(self, substep: ca.Function, output: ca.Function, sensitivities: bool) -> ca.Function:
+        """One sample: ``substep`` T/h times and ``output``; (x, u, pc) -> (x_next, y), or with
+        ``sensitivities`` (x, S, u, pc, D) -> (x_next, S_next, y, dy)."""
+        nx, nu, npc = (self._substep.size1_in(k) for k in range(3))
+        x, u, pc = ca.MX.sym("x", nx), ca.MX.sym("u", nu), ca.MX.sym("pc", npc)
+        carried, constants = [x], []
+        if sensitivities:
+            carried.append(ca.MX.sym("S", nx, self.directions))
+            constants.append(ca.MX.sym("D", len(self._reached), self.directions))
+        state = carried
+        for _ in range(self.substeps):
+            state = _as_list(substep(*state, u, pc, *constants))
+        y = _as_list(output(*carried, u, pc, *constants))
+        return ca.Function("sample", [*carried, u, pc, *constants], [*state, *y])
+
+    def _sensitivity_pieces(self) -> tuple[ca.Function, ca.Function]:
+        """(x, S, u, pc, D) -> (x_next, S_next) of one internal step and -> (y, dy) of the outputs: the
+        forward sensitivities of :attr:`_substep` and :attr:`_output`, seeded with S = dx/dtheta and the
+        rows of D = dpc/dtheta that a fitted parameter reaches."""
+        x, u, pc = (ca.SX.sym(name, self._substep.size1_in(k)) for k, name in enumerate(("x", "u", "pc")))
         S = ca.SX.sym("S", x.numel(), self.directions)
         Dr = ca.SX.sym("D", len(self._reached), self.directions)
         D = ca.SX(pc.numel(), self.directions)
         for k, row in enumerate(self._reached):
             D[row, :] = Dr[k, :]
-        seed = ca.vertcat(S, D)
-        sensitivity = ca.Function("sensitivity_sample", [x, S, u, pc, Dr],
-                                  [x_next, ca.jtimes(x_next, ca.vertcat(x, pc), seed), y,
-                                   ca.jtimes(y, ca.vertcat(x, pc), seed)], {"cse": True})
-        return self._run(sensitivity, [0, 1], ["x0", "S0", "U", "pc", "D"],
-                         [x.numel(), (x.numel(), self.directions), u.numel(), pc.numel(), Dr.shape])
+        seed, arguments = ca.vertcat(S, D), ca.vertcat(x, pc)
+        pieces = []
+        for name, function in (("substep_sensitivity", self._substep), ("output_sensitivity", self._output)):
+            value = function(x, u, pc)
+            pieces.append(ca.Function(name, [x, S, u, pc, Dr], [value, ca.jtimes(value, arguments, seed)],
+                                      {"cse": True}))
+        return tuple(pieces)
+
+    @cached_property
+    def _sensitivities(self) -> ca.Function:
+        """(x0, S0, U, pc, D) -> (Y, dY): the run with its forward sensitivities (built on first use)."""
+        substep, output = (self._compile(piece) for piece in self._sensitivity_pieces())
+        nx, nu, npc = (self._substep.size1_in(k) for k in range(3))
+        sample = self._sample_function(substep, output, True)
+        return self._run(sample, [0, 1], ["x0", "S0", "U", "pc", "D"],
+                         [nx, (nx, self.directions), nu, npc, (len(self._reached), self.directions)])
 
     def _run(self, sample: ca.Function, accumulated: list[int], names: list[str], sizes: list) -> ca.Function:
         """The run over all samples: the inputs ``names`` (accumulated ones first, then U, then constants)."""
@@ -142,3 +171,8 @@ class OpenLoopRun:
                                     self.parameters_with_constants(p), D)
         Y = np.array(Y).T
         return Y, np.array(dY).reshape(Y.shape[1], self.count, self.directions).transpose(1, 0, 2)
+
+
+def _as_list(result) -> list:
+    """The outputs of a casadi.Function call as a list (a call with one output returns it bare)."""
+    return list(result) if isinstance(result, (list, tuple)) else [result]

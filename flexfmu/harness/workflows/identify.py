@@ -10,14 +10,16 @@ the output folder:
   the data's sample step and ``--step`` the fit's internal step, it runs the
   very discretisation that was fitted);
 - ``fit_<file>.png``: each measured output against the calibrated prediction,
-  with the residuals; ``validation_<file>.png``: a held-out experiment
-  against the nominal and the calibrated arm;
+  with the residuals, and ``prediction_<file>.csv``, that prediction;
+- ``validation_<file>.png``: a held-out experiment against the nominal and the
+  calibrated arm;
 - ``report.md`` and ``report.json``: estimates, standard errors, 95 %
   intervals, correlations, noise levels, warnings, fit and held-out errors.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ from flexfmu.control.identification import Z95, Fit, Identification
 from flexfmu.control.measurements import read_experiment
 from flexfmu.control.open_loop import OpenLoopRun
 from flexfmu.harness.reports.plots import save_figure, thinned
+from flexfmu.harness.running.compiled_function import compiled_function
 from flexfmu.spec.load import read_arm_file
 from flexfmu.spec.write import to_toml, with_fields
 
@@ -62,7 +65,7 @@ class IdentifyResult:
 
 
 def identify(model, arm, data: list, names: list[str], out, validate: list = (), fit_initial: bool = False,
-             initial_state=None, integrator: str = "rk4", announce=print) -> IdentifyResult:
+             initial_state=None, integrator: str = "rk4", compile: bool = False, announce=print) -> IdentifyResult:
     """Fit ``names`` of ``model`` (built from the arm file or example name ``arm``) to the CSV files ``data``.
 
     Parameters
@@ -83,6 +86,9 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
         x_0 of every experiment (default: at rest at the arm's start pose, where the FMU starts).
     integrator : str
         The FMU's integrator.
+    compile : bool
+        Compile the runs' per-step pieces to C (``flexfmu.harness.running.compiled_function``, cached by
+        content): slow the first time for a given arm, step and parameter set, about ten times faster after.
     announce : callable
         Receives progress lines.
 
@@ -97,7 +103,8 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     held_out = [read_experiment(path, model) for path in validate]
     x0 = model.start_state if initial_state is None else np.asarray(initial_state, float)
     identification = Identification(model, experiments, names, fit_initial=fit_initial,
-                                     initial_states=[x0] * len(experiments), integrator=integrator)
+                                     initial_states=[x0] * len(experiments), integrator=integrator,
+                                     compile=compiled_function if compile else None)
     announce(f"fitting {', '.join(names)} of {model.arm.name} to {len(experiments)} experiment(s), "
              f"{sum(len(e.time) for e in experiments)} samples")
     fit = identification.fit(progress=lambda r, cost: announce(f"  round {r}: weighted cost {cost:.6g}"))
@@ -106,13 +113,14 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     fit_rms = []
     for experiment, prediction in zip(experiments, fit.predictions):
         fit_rms.append({name: _rms(prediction[name] - experiment.outputs[name]) for name in prediction})
+        _write_prediction(experiment.time, prediction, out / f"prediction_{Path(experiment.source).stem}.csv")
         _plot(experiment, {"calibrated": prediction}, model, out / f"fit_{Path(experiment.source).stem}.png",
               f"{model.arm.name}: fit to {Path(experiment.source).name} (residuals right)")
     calibrated = model.parameter_vector(fit.estimate)
     validations = []
     for experiment in held_out:
         run = OpenLoopRun(model, experiment.sample_step, len(experiment.time), list(experiment.outputs), [],
-                          integrator=integrator)
+                          integrator=integrator, compile=compiled_function if compile else None)
         predictions = {label: dict(zip(experiment.outputs, run.outputs(x0, experiment.inputs, p).T))
                        for label, p in (("nominal", model.nominal_parameters), ("calibrated", calibrated))}
         validations.append(Validation(experiment.source, *(
@@ -141,6 +149,16 @@ def calibrated_fields(model, estimate: dict[str, float]) -> dict[str, float]:
     fields = {row.field: row.value for row in model.parameter_table
               if row.field and row.field.endswith("]") and row.field.rsplit("[", 1)[0] in lists}
     return fields | {table[name].field: value for name, value in estimate.items()}
+
+
+def _write_prediction(time, prediction: dict, path: Path) -> None:
+    """The fitted model's measured outputs at every sample, as a CSV of the input file's layout (exact
+    decimal round trip, so the calibrated FMU can be checked against it)."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["time", *prediction])
+        writer.writerows([repr(float(t)), *(repr(float(v)) for v in values)]
+                         for t, values in zip(time, zip(*prediction.values())))
 
 
 def _rms(values) -> float:
@@ -185,7 +203,8 @@ def _write_report(out: Path, model, result: IdentifyResult) -> None:
         "arm": model.arm.name, "parameters": parameters,
         "correlation": {"names": fit.names, "matrix": np.nan_to_num(fit.correlation, nan=0.0).tolist()},
         "noise_sigma": fit.sigma, "warnings": fit.warnings, "at_bound": fit.at_bound,
-        "rounds": fit.rounds, "sensitivity_runs": fit.evaluations, "cost_history": fit.cost_history,
+        "rounds": fit.rounds, "iterations": fit.iterations, "sensitivity_runs": fit.evaluations,
+        "cost_history": fit.cost_history,
         "fit_rms": result.fit_rms,
         "validation": [{"source": v.source, "nominal_rms": v.nominal_rms, "calibrated_rms": v.calibrated_rms}
                        for v in result.validations],
@@ -196,7 +215,8 @@ def _write_report(out: Path, model, result: IdentifyResult) -> None:
     }
     (out / "report.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [f"# {model.arm.name}: identified parameters", "",
-             f"{fit.rounds} re-weighting round(s), {fit.evaluations} sensitivity runs, {result.wall_s:.1f} s.", "",
+             (f"{fit.rounds} re-weighting round(s), {fit.iterations} Levenberg-Marquardt steps, {fit.evaluations} "
+              f"sensitivity runs, {result.wall_s:.1f} s."), "",
              "| parameter | start | estimate | standard error | 95 % interval | unit |", "|---|---|---|---|---|---|"]
     for name, row in parameters.items():
         low, high = row["ci95"]
