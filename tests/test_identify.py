@@ -239,15 +239,45 @@ def test_fields_rewrite_an_arm_file_that_loads_back():
         with_fields(data, {"link[3].EI": 1.0})
 
 
-def test_every_tunable_planar_parameter_with_a_field_writes_back(beam):
-    """Writing every field at its value changes no parameter of the model built from the written file."""
+def spatial_arms():
+    from tests.test_spatial import as_spatial, featured_arm
+
+    return {"spatial hub beam": as_spatial(arm_from_dict(BEAM)), "spatial featured": featured_arm()}
+
+
+@pytest.mark.parametrize("name", ["planar hub beam", "spatial hub beam", "spatial featured"])
+def test_every_parameter_with_a_field_writes_back(name):
+    """Every parameter with a field, written at 1.1 times its value, is that value in the model built from
+    the written file, and no other parameter moves."""
     import tomllib
 
     from flexfmu.harness.workflows.identify import calibrated_fields
 
-    values = {row.name: row.value * 1.1 for row in beam.parameter_table if row.field}
-    rebuilt = build_model(arm_from_dict(tomllib.loads(to_toml(with_fields(BEAM, calibrated_fields(beam, values))))))
-    assert {name: rebuilt.parameters[name] for name in values} == pytest.approx(values, rel=1e-15)
+    data = BEAM if name.startswith("planar") else spatial_arms()[name]
+    model = build_model(arm_from_dict(data))
+    values = {row.name: row.value * 1.1 for row in model.parameter_table if row.field}
+    assert len(values) >= 8
+    rebuilt = build_model(arm_from_dict(tomllib.loads(to_toml(with_fields(data, calibrated_fields(model, values))))))
+    assert rebuilt.parameters == pytest.approx(model.parameters | values, rel=1e-15)
+
+
+def test_a_spatial_arm_is_identified(beam):
+    """The hub beam written as a spatial arm (bending about z): its EI fitted from the planar beam's data."""
+    from flexfmu.dynamics.metadata import DEFLECTION
+
+    spatial = build_model(arm_from_dict(spatial_arms()["spatial hub beam"]))
+    stiffness = next(row.name for row in spatial.parameter_table if row.field and row.field.endswith(".EI"))
+    planar = synthetic(beam, TRUTH, 0)
+    names = {ANGLE: ANGLE, DEFLECTION: spatial.outputs_of(DEFLECTION)[0]}  # the deflection is named by its axis
+    experiment = Experiment("spatial", planar.time, planar.inputs,
+                            {names[k]: v for k, v in zip((ANGLE, DEFLECTION), planar.outputs.values())})
+    with pytest.raises(IdentificationError, match=r"not outputs of arm 'hub_beam': link\[1\].deflection$"):
+        Identification(spatial, [planar], [stiffness])
+    damping = stiffness.replace(".EI", ".damping_ratio[1]")
+    fit = Identification(spatial, [experiment], [stiffness, damping]).fit()
+    for name, truth in ((stiffness, TRUTH["link[1].EI"]), (damping, TRUTH["link[1].damping_ratio[1]"])):
+        low, high = fit.interval(name)
+        assert low <= truth <= high
 
 
 # ------------------------------------------------------------------------------ independent data: EXUDYN

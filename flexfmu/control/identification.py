@@ -153,6 +153,10 @@ class Identification:
         if outside:
             raise IdentificationError(f"start values outside their ranges: {', '.join(outside)}")
         self.measured = [list(e.outputs) for e in experiments]
+        unknown = sorted({name for names in self.measured for name in names} - set(model.output_names))
+        if unknown:
+            raise IdentificationError(f"measured signals that are not outputs of arm {model.arm.name!r}: "
+                                      f"{', '.join(unknown)}")
         self.runs = [OpenLoopRun(model, e.sample_step, len(e.time), outputs, names, fit_initial, integrator,
                                  internal_step, compile) for e, outputs in zip(experiments, self.measured)]
         check_parameters(model, names)
