@@ -94,8 +94,9 @@ def test_the_delta_robot_is_refused_with_its_reason():
 
 # ------------------------------------------------------------------------------------------------- fitting
 
-def test_fit_recovers_the_truth_within_its_interval(beam):
-    fit = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH)).fit()
+@pytest.mark.parametrize("start", [None, {"link[1].EI": 28.0, "link[1].damping_ratio[1]": 0.1}])
+def test_fit_recovers_the_truth_within_its_interval(beam, start):
+    fit = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH), start).fit()
     for name, value in TRUTH.items():
         low, high = fit.interval(name)
         assert low <= value <= high
@@ -175,10 +176,14 @@ def test_parameters_that_only_act_together_are_named():
     assert any("link[1].mass" in w and "lumped_mass[1].mass" in w for w in fit.warnings), fit.warnings
 
 
-def test_unknown_or_fixed_parameters_are_refused(beam):
+def test_unknown_or_fixed_parameters_and_bad_starts_are_refused(beam):
     experiment = synthetic(beam, TRUTH, 0)
     with pytest.raises(IdentificationError, match=r"'link\[1\].stiffness' is not a parameter"):
         Identification(beam, [experiment], ["link[1].stiffness"])
+    with pytest.raises(IdentificationError, match=r"'link\[1\].Ei' is not a parameter .*did you mean 'link\[1\].EI'"):
+        Identification(beam, [experiment], ["link[1].Ei"])
+    with pytest.raises(IdentificationError, match=r"start values outside their ranges: link\[1\].EI = 1e\+13"):
+        Identification(beam, [experiment], ["link[1].EI"], start={"link[1].EI": 1e13})
     with pytest.raises(IdentificationError, match=r"'link\[1\].length' is fixed geometry"):
         Identification(beam, [experiment], ["link[1].length"])
 

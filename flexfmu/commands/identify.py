@@ -29,6 +29,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--initial", default="",
                         help="initial coordinates of every experiment, e.g. 'theta[1]=-90deg' (default: at rest at "
                              "the arm's start pose, where the FMU starts)")
+    parser.add_argument("--start", default="",
+                        help="starting values of fitted parameters, e.g. 'link[1].EI=600' (default: the arm file's)")
     parser.add_argument("--fit-initial", action="store_true",
                         help="fit each experiment's initial state (coordinates and rates) as well")
     parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
@@ -61,8 +63,9 @@ def run(args) -> int:
     x0 = model.start_state
     for name, value in parse_assignments(args.initial, model.states, "--initial").items():
         x0[model.states.index(name)] = value
+    start = parse_assignments(args.start, names, "--start")
     result = identify(model, args.arm, args.data, names, args.out, args.validate, args.fit_initial, x0,
-                      args.integrator, args.compile, announce=lambda text: print(text, flush=True))
+                      args.integrator, args.compile, start, announce=lambda text: print(text, flush=True))
     fit = result.fit
     for name in fit.names:
         shown = [_to_error(value, fit.standard_error[name]) for value in (fit.estimate[name], *fit.interval(name))]

@@ -24,6 +24,7 @@ start is refused before the fit, as unidentifiable.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 from dataclasses import dataclass, field
 
@@ -101,7 +102,9 @@ def check_parameters(model, names: list[str], fields: bool = True) -> None:
     """Raise IdentificationError unless every name of ``names`` is a tunable parameter of ``model``, each named
     once, and (with ``fields``) has a field of the arm file, so that a calibrated file can be written."""
     table = {row.name: row for row in model.parameter_table}
-    problems = [f"{name!r} is not a parameter of arm {model.arm.name!r}" for name in names if name not in table]
+    problems = [f"{name!r} is not a parameter of arm {model.arm.name!r}"
+                + "".join(f" (did you mean {close!r}?)" for close in difflib.get_close_matches(name, table, 1))
+                for name in names if name not in table]
     problems += [f"{name!r} is fixed geometry ({table[name].description}), not a tunable parameter"
                  for name in names if name in table and not table[name].tunable]
     problems += [f"{name!r} has no field in the arm file to write the calibrated value to" for name in names
@@ -148,7 +151,7 @@ class Identification:
             raise IdentificationError(f"start values given for {', '.join(unknown)}, which are not fitted")
         self.start = {name: float((start or {}).get(name, table[name].value)) for name in names}
         self.bounds = [_bounds(table[name]) for name in names]
-        outside = [f"{name} = {self.start[name]!r} (range [{low:g}, {high:g}])"
+        outside = [f"{name} = {self.start[name]:g} (range [{low:g}, {high:g}])"
                    for name, (low, high) in zip(names, self.bounds) if not low <= self.start[name] <= high]
         if outside:
             raise IdentificationError(f"start values outside their ranges: {', '.join(outside)}")

@@ -65,7 +65,8 @@ class IdentifyResult:
 
 
 def identify(model, arm, data: list, names: list[str], out, validate: list = (), fit_initial: bool = False,
-             initial_state=None, integrator: str = "rk4", compile: bool = False, announce=print) -> IdentifyResult:
+             initial_state=None, integrator: str = "rk4", compile: bool = False, start: dict | None = None,
+             announce=print) -> IdentifyResult:
     """Fit ``names`` of ``model`` (built from the arm file or example name ``arm``) to the CSV files ``data``.
 
     Parameters
@@ -89,6 +90,8 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     compile : bool
         Compile the runs' per-step pieces to C (``flexfmu.harness.running.compiled_function``, cached by
         content): slow the first time for a given arm, step and parameter set, about ten times faster after.
+    start : dict, optional
+        Starting values of fitted parameters by name (default: the arm file's).
     announce : callable
         Receives progress lines.
 
@@ -102,7 +105,7 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     experiments = [read_experiment(path, model) for path in data]
     held_out = [read_experiment(path, model) for path in validate]
     x0 = model.start_state if initial_state is None else np.asarray(initial_state, float)
-    identification = Identification(model, experiments, names, fit_initial=fit_initial,
+    identification = Identification(model, experiments, names, start, fit_initial=fit_initial,
                                      initial_states=[x0] * len(experiments), integrator=integrator,
                                      compile=compiled_function if compile else None)
     announce(f"fitting {', '.join(names)} of {model.arm.name} to {len(experiments)} experiment(s), "
