@@ -10,6 +10,8 @@ are errors (exit 2) before the fit.
 
 from __future__ import annotations
 
+import argparse
+
 from flexfmu.commands._common import UsageError, add_arm, add_out, parse_assignments
 
 
@@ -35,10 +37,11 @@ def add_parser(sub) -> None:
                         help="fit each experiment's initial state (coordinates and rates) as well")
     parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
                         help="the FMU's integrator, whose discretisation is fitted (default: %(default)s)")
-    parser.add_argument("--compile", action="store_true",
+    parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
                         help="compile the run and its sensitivities to C, cached by content: the first fit of an "
-                             "arm, step and parameter set pays the compiler (seconds to a minute), later ones run "
-                             "about ten times faster")
+                             "arm, step and parameter set pays the compiler (seconds), later ones load it; the run "
+                             "is ten times faster than in CasADi's virtual machine (--no-compile, also used when "
+                             "there is no C compiler) (default: compile)")
     parser.set_defaults(run=run)
 
 
@@ -64,8 +67,9 @@ def run(args) -> int:
     for name, value in parse_assignments(args.initial, model.states, "--initial").items():
         x0[model.states.index(name)] = value
     start = parse_assignments(args.start, names, "--start")
-    result = identify(model, args.arm, args.data, names, args.out, args.validate, args.fit_initial, x0,
-                      args.integrator, args.compile, start, announce=lambda text: print(text, flush=True))
+    result = identify(model, args.arm, args.data, names, args.out, args.validate, fit_initial=args.fit_initial,
+                      initial_state=x0, integrator=args.integrator, compile=args.compile, start=start,
+                      announce=lambda text: print(text, flush=True))
     fit = result.fit
     for name in fit.names:
         shown = [_to_error(value, fit.standard_error[name]) for value in (fit.estimate[name], *fit.interval(name))]

@@ -35,6 +35,7 @@ from flexfmu.harness.reports.plots import save_figure, thinned
 from flexfmu.harness.running.compiled_function import compiled_function
 from flexfmu.spec.load import read_arm_file
 from flexfmu.spec.write import to_toml, with_fields
+from flexfmu.targets.build import BuildError, compiler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -89,7 +90,8 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
         The FMU's integrator.
     compile : bool
         Compile the runs' per-step pieces to C (``flexfmu.harness.running.compiled_function``, cached by
-        content): slow the first time for a given arm, step and parameter set, about ten times faster after.
+        content; ten times faster runs, the compiler paid once per arm, step and parameter set); without a C
+        compiler the runs stay in CasADi's virtual machine, as without ``compile``.
     start : dict, optional
         Starting values of fitted parameters by name (default: the arm file's).
     announce : callable
@@ -100,11 +102,12 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     MeasurementError, IdentificationError
         Before any work, for bad files or parameters; IdentificationError for an unidentifiable parameter.
     """
-    start = time.perf_counter()
+    began = time.perf_counter()
     arm_data, _ = read_arm_file(arm)
     experiments = [read_experiment(path, model) for path in data]
     held_out = [read_experiment(path, model) for path in validate]
     x0 = model.start_state if initial_state is None else np.asarray(initial_state, float)
+    compile = compile and _compiler_present(announce)
     identification = Identification(model, experiments, names, start, fit_initial=fit_initial,
                                      initial_states=[x0] * len(experiments), integrator=integrator,
                                      compile=compiled_function if compile else None)
@@ -138,9 +141,18 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     path.write_text(to_toml(with_fields(arm_data, calibrated_fields(model, fit.estimate)), header))
     result = IdentifyResult(fit, [e.source for e in experiments], fit_rms, validations, path, [e.sample_step for e in experiments],
                             [run.internal_step for run in identification.runs], integrator,
-                            time.perf_counter() - start)
+                            time.perf_counter() - began)
     _write_report(out, model, result)
     return result
+
+
+def _compiler_present(announce) -> bool:
+    try:
+        compiler()
+    except BuildError:
+        announce("no C compiler: the runs are evaluated in CasADi's virtual machine (about ten times slower)")
+        return False
+    return True
 
 
 def calibrated_fields(model, estimate: dict[str, float]) -> dict[str, float]:
