@@ -10,8 +10,10 @@ user's file is. The fit starts from the arm file's values.
 For each way of evaluating the run (CasADi's virtual machine; the per-step
 pieces compiled to C with an empty cache, then with the cache warm) it
 times, in one process: building the runs (and compiling), the fit, the
-total; it counts Levenberg-Marquardt steps and sensitivity runs, and checks
-that every 95 % interval holds the truth. The cost of an iteration is the
+total; it counts Levenberg-Marquardt steps and sensitivity runs, and shows
+each estimate's error in standard errors (one noise draw: a value beyond
+1.96 happens to one parameter in seven draws; tests/test_identify.py checks
+the coverage over many). The cost of an iteration is the
 median time of one run with sensitivities over the median time of the
 forward run (an accepted step costs exactly one such run). Targets (issue
 26): the fit of three parameters at most 10 s wall; an iteration at most 4
@@ -78,13 +80,13 @@ def bench(label: str, model, experiment, truth, x0, compile, repeats: int) -> di
     p = model.nominal_parameters
     forward = median_time(lambda: run.outputs(x0, experiment.inputs, p), repeats)
     sensitivities = median_time(lambda: run.outputs_and_sensitivities(x0, experiment.inputs, p), repeats)
-    covered = {name: bool(fit.interval(name)[0] <= value <= fit.interval(name)[1]) for name, value in truth.items()}
+    standardised = {name: (fit.estimate[name] - value) / fit.standard_error[name] for name, value in truth.items()}
     return {"label": label, "setup_s": setup, "fit_s": fit_s, "total_s": setup + fit_s, "iterations": fit.iterations,
             "sensitivity_runs": fit.evaluations, "rounds": fit.rounds, "forward_s": forward,
             "sensitivities_s": sensitivities, "iteration_per_forward": sensitivities / forward,
             "fit_per_iteration_per_forward": fit_s / max(fit.iterations, 1) / forward,
             "estimate": fit.estimate, "standard_error": fit.standard_error, "truth": truth,
-            "truth_in_95_interval": covered}
+            "error_per_standard_error": standardised}
 
 
 def main() -> int:
@@ -112,12 +114,12 @@ def main() -> int:
     print(f"{ARM}: {len(FACTORS)} parameters from {DURATION:g} s of {1 / STEP:g} Hz data "
           f"({len(MEASURED)} outputs); Model built in {build_s:.2f} s")
     print("| run | setup s | fit s | total s | LM steps | sensitivity runs | forward s | sensitivities s "
-          "| iteration / forward | truth in 95 % |")
+          "| iteration / forward | largest abs(estimate - truth) / standard error |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['label']} | {r['setup_s']:.2f} | {r['fit_s']:.2f} | {r['total_s']:.2f} | {r['iterations']} "
               f"| {r['sensitivity_runs']} | {r['forward_s']:.3f} | {r['sensitivities_s']:.3f} "
-              f"| {r['iteration_per_forward']:.2f} | {all(r['truth_in_95_interval'].values())} |")
+              f"| {r['iteration_per_forward']:.2f} | {max(map(abs, r['error_per_standard_error'].values())):.2f} |")
     warm = rows[-1]
     for r in rows:
         print(f"{r['label']}: fit {'met' if r['total_s'] <= TARGET_S else 'MISSED'} (<= {TARGET_S:g} s: "

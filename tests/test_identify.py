@@ -136,6 +136,11 @@ def test_intervals_cover_the_truth_over_many_draws(beam):
     assert np.all(np.abs(np.std(z, axis=0) - 1) < 0.1)
 
 
+def test_a_fit_cut_short_says_so(beam):
+    fit = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH)).fit(max_iterations=1)
+    assert any("without converging" in w for w in fit.warnings)
+
+
 def test_several_experiments_and_the_initial_state_fit_together(beam):
     """Two experiments, each starting from its own unknown state: the states are fitted with the parameters."""
     t = np.arange(COUNT) * STEP

@@ -255,7 +255,7 @@ class Identification:
         high = np.concatenate([[b[1] for b in self.bounds], np.full(len(theta) - m, np.inf)])
         history, rounds = [], 0
         for rounds in range(1, MAX_ROUNDS + 1):
-            theta = self._levenberg_marquardt(theta, sigma, low, high, max_iterations)
+            theta, converged = self._levenberg_marquardt(theta, sigma, low, high, max_iterations)
             new_sigma = self._residual_sigma(theta, sigma)
             settled = all(abs(new_sigma[k] / sigma[k] - 1) < SIGMA_SETTLED for k in sigma)
             sigma = new_sigma
@@ -264,11 +264,16 @@ class Identification:
                 progress(rounds, history[-1])
             if settled:
                 break
-        return self._result(theta, sigma, low, high, rounds, history)
+        fit = self._result(theta, sigma, low, high, rounds, history)
+        if not converged:
+            fit.warnings.append(f"the fit stopped after {max_iterations} iterations without converging: the "
+                                "estimates and intervals are those of the last point")
+        return fit
 
-    def _levenberg_marquardt(self, theta, sigma, low, high, max_iterations: int) -> np.ndarray:
+    def _levenberg_marquardt(self, theta, sigma, low, high, max_iterations: int) -> tuple[np.ndarray, bool]:
         """Minimise half the weighted sum of squares from ``theta`` within [low, high]: Levenberg-Marquardt
-        steps (Marquardt's diagonal scaling) projected onto the box, one sensitivity run per trial point."""
+        steps (Marquardt's diagonal scaling) projected onto the box, one sensitivity run per trial point.
+        Returns the last point and whether it converged (the cost stopped falling) within ``max_iterations``."""
         r, J, _ = self.evaluate(theta, sigma)
         cost, damping = 0.5 * float(r @ r), 1e-3
         for _ in range(max_iterations):
@@ -288,12 +293,12 @@ class Identification:
                 self.iterations += 1
                 damping = max(damping / 10, 1e-12)
                 if decrease <= CONVERGED:
-                    break
+                    return theta, True
             else:
                 damping *= 10
-                if damping > 1e12:
-                    break
-        return theta
+                if damping > 1e12:  # no step lowers the cost: the optimum to round-off
+                    return theta, True
+        return theta, False
 
     def _roughness(self) -> dict[str, float]:
         """A first noise level per output, from the data alone: white noise dominates the second differences

@@ -15,10 +15,13 @@ exactly, forward mode, all directions at once:
     S_k+1 = (dstep/dx) S_k + (dstep/dpc) D,   dy_k/dtheta = (dy/dx) S_k + (dy/dpc) D,
 
 D = dpc/dtheta (the constants' Jacobian, evaluated once per parameter
-point). Each sample is one expanded SX graph holding both, so its common
-subexpressions are shared; only the rows of D that a fitted parameter
-reaches are inputs, so the rest of the derivative is pruned. The whole run
-is a mapaccum over the samples.
+point). One internal step and the outputs are each an expanded SX graph
+holding the values and their derivatives together, so common subexpressions
+are shared; only the rows of D that a fitted parameter reaches are inputs,
+so the rest of the derivative is pruned. A sample calls the step T/h times
+and the outputs once, and the run is a mapaccum over the samples; these
+small pieces are what ``compile`` may turn into C (compiling a whole sample
+as one function took gcc over a minute).
 """
 
 from __future__ import annotations
