@@ -17,7 +17,6 @@ envelope (``flexfmu.harness.reports.envelope``).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,13 +113,15 @@ def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=N
                shipped: dict | None = None) -> CaseSetup:
     """The :class:`CaseSetup` of the scenario ``scenario_name`` (name, file or loaded Scenario) on the arm
     ``arm_path`` (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm``
-    and ``shipped`` as for CaseSetup."""
+    and ``shipped`` as for CaseSetup. The scenario is checked against the arm's Model here, before anything
+    runs (ScenarioError naming every problem)."""
     loaded = isinstance(scenario_name, Scenario)
     scenario = scenario_name if loaded else load_scenario(scenario_name)
     if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
+        scenario = scenario.with_duration(duration)
     arm_file = resolve_arm(arm_path)
     model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    scenario.check(model)
     return CaseSetup(arm_file, None if loaded else resolve_scenario(scenario_name), scenario, model,
                      scenario.build_controller(model), fmu_arm, dict(shipped or {}))
 
@@ -230,6 +231,12 @@ def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
         The case's entry of the report (see :func:`assemble_case`).
     """
     case = case_setup(arm_path, scenario_name, duration, fmu_arm)
+    return run_setup(case, out, runs)
+
+
+def run_setup(case: CaseSetup, out: Path, runs=tuple(RUNS)) -> dict:
+    """The report entry of the set-up ``case``: its runs of ``runs`` made here, compared and plotted into
+    ``out``."""
     return assemble_case(case, {name: execute_run(case, name) for name in case_runs(case, runs)}, out)
 
 
@@ -249,7 +256,8 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     dict
         arm, scenario, description, seconds and horizon per run, errors of runs that failed,
         comparisons, the validity envelope (:func:`flexfmu.harness.reports.envelope.envelope_summary`, None for a
-        rigid arm), the reference's figures (tracking, torques) and the plot files.
+        rigid arm), the reference's figures (tracking, torques) and the plot files (None when the reference
+        run failed: then nothing is plotted).
     """
     model, scenario = case.model, case.scenario
     results = {name: result for name, (result, seconds) in outcomes.items() if seconds is not None}
@@ -264,9 +272,10 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
              "horizons": {name: float(result.time[-1]) for name, result in results.items()},
              "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
              "envelope": envelope_summary(model, results, scenario.initial), "figures": {},
-             "plot": plot_file(model.arm.name, scenario.name),
-             "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
+             "plot": None, "scenario_plot": None}
     if "reference" in results:
+        entry |= {"plot": plot_file(model.arm.name, scenario.name),
+                  "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
         compared = [name for name, _ in scenario.compared(model)]
         plot_runs(results, compared, "reference", out / entry["plot"], f"{label}: {scenario.description}", units)
         reference = None if case.controller.open_loop else scenario.reference(model)
@@ -298,10 +307,17 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     -------
     dict
         The report (as written to report.json).
+
+    Raises
+    ------
+    ScenarioError
+        If a scenario does not fit its arm: every case is set up, and its scenario checked against the arm's
+        Model, before anything runs or is written.
     """
     start = time.perf_counter()
     if campaign is None:
-        results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
+        setups = [case_setup(arm_path, scenario, duration) for arm_path, scenario in cases]  # all checked first
+        results = [run_setup(case, out, runs) for case in setups]
     else:
         from flexfmu.harness.campaigns.campaign import dask_client
 
