@@ -101,6 +101,7 @@ def _plan_serial(args, model, settle: float | None) -> int:
     print(f"residual tip vibration after the move: plan {check.residual_tip_vibration_plan_m:.3e} m, baseline "
           f"{check.residual_tip_vibration_baseline_m:.3e} m ({check.reduction:.3g} x smaller, required "
           f"{REQUIRED_REDUCTION:g} x)")
+    _envelope(check.envelope)
     print(f"{'PASS' if check.passed else 'FAIL'}: torques in {args.out}/torques.csv; report in {args.out}/report.md")
     return 0 if check.passed else 1
 
@@ -124,6 +125,7 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
             raise UsageError(f"arm {model.arm.name!r} has no pick-and-place scenario; name one with --scenario")
         args.scenario = candidates[0]
     scenario = load_scenario(args.scenario)
+    scenario.check(model)
     settings = PickPlaceSettings(retiming_terms=args.retiming_terms, correction_terms=args.correction_terms,
                                  path_tolerance=args.path_tolerance * 1e-3, acceleration_ratio=args.acceleration_ratio,
                                  iterations=args.iterations)
@@ -139,9 +141,18 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
           f"{check.residual_baseline_m:.3e} m ({check.reduction:.3g} x smaller); largest bend of the path "
           f"{1e3 * check.path_deviation_m:.2f} mm, peak motor acceleration {check.peak_motor_acceleration_rad_s2:.1f} "
           f"rad/s^2 (baseline {check.baseline_peak_motor_acceleration_rad_s2:.1f})")
+    _envelope(check.envelope)
     print(f"{'PASS' if check.passed else 'FAIL'}: reference in {args.out}/reference.csv; "
           f"report in {args.out}/report.md")
     return 0 if check.passed else 1
+
+
+def _envelope(summary) -> None:
+    """Warn when a run of the check left the model's validity envelope."""
+    from flexfmu.harness.reports.envelope import envelope_console
+
+    for line in envelope_console(summary, indent=""):
+        print(line)
 
 
 # planner (flexfmu.control.planners.PLANNERS, the arm kind's) -> the command's run of it

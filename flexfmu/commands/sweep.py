@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from flexfmu.control.scenario import load_scenario
     from flexfmu.data import resolve_arm, resolve_scenario
-    from flexfmu.harness.workflows.sweep import grid_points, parse_vary, run_sweep, sample_points
+    from flexfmu.harness.workflows.sweep import envelope_warnings, grid_points, parse_vary, run_sweep, sample_points
 
     load_scenario(args.scenario)
     if args.samples < 0:
@@ -52,6 +52,8 @@ def run(args) -> int:
     failed = [row for row in rows if row["status"] != "ok"]
     for row in failed[:5]:
         print(f"failed: {', '.join(f'{k}={row[k]:g}' for k in points[0])}: {row['error']}")
+    for line in envelope_warnings(rows, list(points[0])):
+        print(line)
     print(f"{len(rows) - len(failed)} of {len(rows)} points ok; table in {args.out}/results.csv, "
           f"plots in {args.out}/summary.png")
     return 1 if failed else 0

@@ -26,6 +26,7 @@ from flexfmu.control.laws import build_law, rigid_selection
 from flexfmu.control.planning import PlanSettings, held_goal_is_stable, plan_motion
 from flexfmu.control.references import quintic_reference
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, TIP_POSITION
+from flexfmu.harness.reports.envelope import envelope_lines, envelope_outputs, envelope_summary
 from flexfmu.harness.reports.plots import plot_plan
 from flexfmu.harness.running.runner import run_fmu
 from flexfmu.harness.workflows.verify import residual_tip_vibration
@@ -57,6 +58,7 @@ class PlanCheck:
     final_joint_error_rad: list[float]
     goal_stable_under_held_torque: bool
     baseline: str
+    envelope: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -94,7 +96,8 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
     fmu = export_fmu(model, out / "plant.fmu", ExportSettings(communication_step=sample_step,
                                                               stop_time=duration)).path
     grid = np.linspace(0.0, duration, int(round(duration / sample_step)) + 1)
-    signals = model.outputs_of(TIP_POSITION) + model.outputs_of(DEFLECTION) + model.outputs_of(JOINT_ANGLE)
+    signals = (model.outputs_of(TIP_POSITION) + model.outputs_of(DEFLECTION) + model.outputs_of(JOINT_ANGLE)
+               + envelope_outputs(model))
     start = rest_coordinates(model, settings.start)
     replay = run_fmu(fmu, model, HeldInputs.from_csv(out / "torques.csv", model.inputs), grid, start, record=signals)
     baseline = run_fmu(fmu, model, baseline_controller(model, settings), grid, start, record=signals)
@@ -112,6 +115,7 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
                                for name, goal in zip(model.outputs_of(JOINT_ANGLE), settings.goal)],
         goal_stable_under_held_torque=held_goal_is_stable(model, plan),
         baseline=f"quintic reference, computed torque kp {BASELINE_GAINS['kp']}, kd {BASELINE_GAINS['kd']}",
+        envelope=envelope_summary(model, {"plan": replay, "baseline": baseline}, start),
     )
     (out / "plan.json").write_text(json.dumps(asdict(check), indent=2))
     plot_plan(replay, baseline, model, settings.move_time, out / "plan.png",
@@ -169,5 +173,5 @@ the {s.baseline}, over the {s.settle_s} s after the move:
 Final joint-angle error of the replay: {', '.join(f'{v:.2e}' for v in s.final_joint_error_rad)} rad.
 The goal is {'a stable' if stable else 'an UNSTABLE'} rest under the held torque{'' if stable else ' (the open-loop replay drifts away from it; use the plan as feedforward with feedback)'}.
 
-![plan](plan.png)
+{chr(10).join(envelope_lines(s.envelope))}![plan](plan.png)
 """
