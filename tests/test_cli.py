@@ -25,7 +25,7 @@ def test_info_json_lists_the_model(arm_name, capsys):
         expected += [f"theta[{j}]", f"der(theta[{j}])", f"der(theta[{j}],2)"] if joint["prescribed"] else [f"tau[{j}]"]
     assert [row["name"] for row in data["inputs"]] == expected
     assert data["states"] == [c["name"] for c in data["layout"] if not c["prescribed"]]
-    end_effector = ({"platform.x", "platform.y", "platform.z"} if "frequencies" in data  # a Delta robot
+    end_effector = ({"platform.x", "platform.y", "platform.z"} if data["kind"] == "delta"
                     else {"tip.x", "tip.y", "tip.ax", "tip.ay"})
     assert end_effector <= {row["name"] for row in data["outputs"]}
 
