@@ -125,7 +125,6 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
             raise UsageError(f"arm {model.arm.name!r} has no pick-and-place scenario; name one with --scenario")
         args.scenario = candidates[0]
     scenario = load_scenario(args.scenario)
-    scenario.check(model)
     settings = PickPlaceSettings(retiming_terms=args.retiming_terms, correction_terms=args.correction_terms,
                                  path_tolerance=args.path_tolerance * 1e-3, acceleration_ratio=args.acceleration_ratio,
                                  iterations=args.iterations)

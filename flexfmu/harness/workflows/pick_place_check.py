@@ -106,6 +106,7 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     PickPlaceCheck
     """
     moves = moves_of(scenario, model, settings)
+    scenario.check(model)
     duration = scenario.duration if settle is None else moves.move_time + settle
     law = scenario.law(model)
     gains = law.gain_vector()
