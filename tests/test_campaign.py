@@ -37,6 +37,8 @@ def test_two_workers_give_the_serial_numbers_bit_for_bit(serial_and_parallel):
         assert all(a[key] == b[key] for key in figures), (a, b)
     ok = [row for row in serial if row["status"] == "ok"]
     assert len(ok) == 2 and all(np.isfinite(row["tracking [rad^2 s]"]) for row in ok)
+    # the validity envelope, computed where the point ran: pd_circle's deflections stay far inside
+    assert all(row["envelope.left_at_s"] is None and 0 < row["envelope.peak_fraction"] < 1 for row in ok)
     # a heavier payload changes the run: the numbers are the points' own
     assert ok[0]["tracking [rad^2 s]"] != ok[1]["tracking [rad^2 s]"]
 
@@ -144,3 +146,34 @@ def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_pa
             [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
         assert a["figures"] == b["figures"]
     assert serial["passed"] and parallel["passed"]
+
+
+def test_sweep_warnings_name_the_points_that_left_the_validity_envelope():
+    from flexfmu.harness.reports.envelope import envelope_columns
+    from flexfmu.harness.workflows.sweep import envelope_warnings
+
+    summary = {"limits": {"q": 0.1}, "runs": {"point": {"left_at": 0.25, "peak_fraction": {"q": 1.5}}}}
+    assert envelope_columns(summary, "point") == {"envelope.left_at_s": 0.25, "envelope.peak_fraction": 1.5}
+    assert envelope_columns(None, "point") == {"envelope.left_at_s": None, "envelope.peak_fraction": None}
+    rows = [{"status": "ok", "kp": 50.0, "payload.mass": 0.3, "envelope.left_at_s": 0.25, "envelope.peak_fraction": 1.5},
+            {"status": "ok", "kp": 125.0, "payload.mass": 0.3, "envelope.left_at_s": None,
+             "envelope.peak_fraction": 0.5},
+            {"status": "failed", "kp": 200.0, "payload.mass": 0.3}]
+    lines = envelope_warnings(rows, ["kp", "payload.mass"])
+    assert lines[0].startswith("warning: 1 of 3 points left the validity envelope")
+    assert lines[1] == "  kp=50, payload.mass=0.3: at t = 0.25 s, largest 1.5 times its limit"
+    assert envelope_warnings(rows[1:], ["kp"]) == []
+
+
+def test_an_interrupted_sweep_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    from flexfmu.cli import main
+    from flexfmu.harness.workflows import sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_sweep", interrupted)
+    out = tmp_path / "sweep"
+    assert main(["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kp=100,125", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"the points done so far are kept in {out}/journal.jsonl: run the same command again to resume" in err

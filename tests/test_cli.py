@@ -57,6 +57,27 @@ def test_simulate_writes_trajectory_plot_and_summary(tmp_path):
     assert header.startswith("time [s],theta[1] [rad]")
 
 
+def test_simulate_says_when_the_run_leaves_the_validity_envelope(tmp_path, capsys):
+    """The README's own command: 0.2 N m on both rotors bends link 1 by 12.5 % of its length (the limit is
+    10 %): the console warns and summary.md and summary.json say when and how far."""
+    out = tmp_path / "sm"
+    assert main(["simulate", "subudhi_morris_2link", "--torque", "tau[1]=0.2,tau[2]=0.2", "--duration", "2",
+                 "--output-interval", "0.01", "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    assert "warning: left the validity envelope: the simulation at t = " in console
+    assert "largest: link[1].relative_deflection at 1.2" in console
+    summary = json.loads((out / "summary.json").read_text())
+    run = summary["envelope"]["runs"]["the simulation"]
+    assert 1.0 < run["left_at"] < 2.0 and run["peak_fraction"]["link[1].relative_deflection"] > 1.2
+    assert "Validity envelope: **left** by the simulation at t = " in (out / "summary.md").read_text()
+
+
+def test_the_top_level_help_is_plain_text(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and "Flexible robot arms" in text
+
+
 def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
     args = ["simulate", str(ARMS_DIR / "rigid_2link.toml"), "--initial", "theta[3]=1", "--out", str(tmp_path / "o")]
     assert main(args) == 2

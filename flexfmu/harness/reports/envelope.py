@@ -77,8 +77,9 @@ def _worst(summary: dict, labels=None) -> tuple[float, str]:
 
 
 def envelope_console(summary: dict | None, indent: str = "  ") -> list[str]:
-    """Console lines for the envelope ``summary`` (from :func:`envelope_summary`): a warning naming every run
-    that left the envelope, when, and the largest excursion; nothing when every run stayed inside."""
+    """Console lines for the envelope ``summary`` (from :func:`envelope_summary`), each starting with
+    ``indent``: a warning naming every run that left the envelope, when, and the largest excursion; nothing
+    when every run stayed inside."""
     if not summary:
         return []
     left = {label: run["left_at"] for label, run in summary["runs"].items() if run["left_at"] is not None}
@@ -92,10 +93,9 @@ def envelope_console(summary: dict | None, indent: str = "  ") -> list[str]:
 
 def envelope_columns(summary: dict | None, label: str) -> dict:
     """The columns of a table row for the run ``label`` of the envelope ``summary``: when it first left the
-    envelope (s; NaN if never) and its largest quantity as a fraction of that quantity's limit (NaN for an arm
-    without an envelope)."""
+    envelope (s; None, an empty cell, if never) and its largest quantity as a fraction of that quantity's
+    limit (None for an arm without an envelope)."""
     run = (summary or {"runs": {}})["runs"].get(label)
     if run is None:
-        return {LEFT_AT: float("nan"), PEAK: float("nan")}
-    return {LEFT_AT: float("nan") if run["left_at"] is None else run["left_at"],
-            PEAK: max(run["peak_fraction"].values())}
+        return {LEFT_AT: None, PEAK: None}
+    return {LEFT_AT: run["left_at"], PEAK: max(run["peak_fraction"].values())}

@@ -14,7 +14,7 @@ import matplotlib
 
 from flexfmu.harness.reports.compare import ROUND_OFF
 from flexfmu.harness.reports.envelope import envelope_console, envelope_lines
-from flexfmu.harness.reports.plots import thinned
+from flexfmu.harness.reports.plots import thinned, titled
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -60,8 +60,7 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
             ax.legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
-    fig.suptitle(title)
-    fig.tight_layout()
+    titled(fig, title)
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
@@ -119,7 +118,7 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
 
 
 def case_lines(case: dict) -> list[str]:
-    """What the console says about one case of a report: its worst difference against its tolerance when
+    """What the console says about one ``case`` of a report: its worst difference against its tolerance when
     every run finished, else which runs failed (a worst difference over the runs that happened to finish
     would read as a result); and whether and when runs left the validity envelope."""
     label = f"{case['arm']}/{case['scenario']}"

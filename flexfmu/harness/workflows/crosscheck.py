@@ -193,7 +193,7 @@ def execute_run(case: CaseSetup, name: str) -> tuple:
             case.fmu(kind)
         horizon = None if run.horizon is None or run.horizon >= case.scenario.duration else run.horizon
         began = time.perf_counter()
-        result = run.execute(case, Progress(f"{case.model.arm.name}/{case.scenario.name}: {name}"), horizon)
+        result = run.execute(case, None, horizon)
         return result, time.perf_counter() - began
     except Exception as error:  # recorded in the report; the other runs go on
         return f"{type(error).__name__}: {error}", None
@@ -231,13 +231,40 @@ def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
         The case's entry of the report (see :func:`assemble_case`).
     """
     case = case_setup(arm_path, scenario_name, duration, fmu_arm)
-    return run_setup(case, out, runs)
+    count = RunCount(len(case_runs(case, runs)))
+    entry = run_setup(case, out, runs, count)
+    count.finish()
+    return entry
 
 
-def run_setup(case: CaseSetup, out: Path, runs=tuple(RUNS)) -> dict:
+def run_setup(case: CaseSetup, out: Path, runs=tuple(RUNS), progress=None) -> dict:
     """The report entry of the set-up ``case``: its runs of ``runs`` made here, compared and plotted into
-    ``out``."""
-    return assemble_case(case, {name: execute_run(case, name) for name in case_runs(case, runs)}, out)
+    ``out``; ``progress``, when given, is told as each run starts (``progress.step(what)``)."""
+    outcomes = {}
+    for name in case_runs(case, runs):
+        if progress is not None:
+            progress.step(f"{case.model.arm.name}/{case.scenario.name}: {name}")
+        outcomes[name] = execute_run(case, name)
+    return assemble_case(case, outcomes, out)
+
+
+class RunCount:
+    """A cross-check's progress in runs, shown from the start: ``step(what)`` as each run starts."""
+
+    def __init__(self, total: int):
+        self.bar, self.total, self.done = Progress("crosscheck", unit="run"), total, -1
+
+    def step(self, what: str = "") -> None:
+        """One more run started (the previous one done); ``what`` names it."""
+        self.done += 1
+        if self.done == 0:
+            self.bar.begin(self.total, what)
+        else:
+            self.bar(self.done, self.total, what)
+
+    def finish(self) -> None:
+        """Every run done."""
+        self.bar(self.total, self.total)
 
 
 def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
@@ -317,7 +344,9 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     start = time.perf_counter()
     if campaign is None:
         setups = [case_setup(arm_path, scenario, duration) for arm_path, scenario in cases]  # all checked first
-        results = [run_setup(case, out, runs) for case in setups]
+        count = RunCount(sum(len(case_runs(case, runs)) for case in setups))
+        results = [run_setup(case, out, runs, count) for case in setups]
+        count.finish()
     else:
         from flexfmu.harness.campaigns.campaign import dask_client
 
@@ -377,8 +406,21 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
                 shipped[kind] = builds[key]
             futures.append(client.submit(_remote_run, case.arm_file, case.scenario_source, duration, name, shipped,
                                          pure=False, priority=5 if name == "native-me" else 0))
-    outcomes = iter([_outcome(future) for future in futures])
+    outcomes = iter(_outcomes(futures))
     return [assemble_case(case, {name: next(outcomes) for name in case_runs(case, runs)}, out) for case in setups]
+
+
+def _outcomes(futures: list) -> list[tuple]:
+    """The outcomes of the runs' ``futures`` in their order, counted in runs as they finish."""
+    from dask.distributed import as_completed
+
+    bar = Progress("crosscheck", unit="run")
+    bar.begin(len(futures))
+    done = {}
+    for count, future in enumerate(as_completed(futures), start=1):
+        done[future.key] = _outcome(future)
+        bar(count, len(futures))
+    return [done[future.key] for future in futures]
 
 
 def all_cases() -> list[tuple[Path, str]]:

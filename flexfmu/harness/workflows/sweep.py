@@ -5,8 +5,8 @@ controller gains (e.g. ``kp``) by name; the scenario runs through the
 co-simulation FMU at each point (one FMU for the whole campaign, built once
 and shipped to the workers), and the row holds the cost terms (tracking,
 vibration, effort, apart), the run's figures (``flexfmu.harness.reports.figures``)
-and its validity envelope (when it first left it, ``envelope.left_at_s``, NaN
-if never, and its largest quantity as a fraction of that quantity's limit,
+and its validity envelope (when it first left it, ``envelope.left_at_s``,
+empty if never, and its largest quantity as a fraction of that quantity's limit,
 ``envelope.peak_fraction``), computed where the point runs, on a remote
 worker too.
 Points come from a grid (``--vary NAME=START:STEP:STOP`` or
@@ -214,7 +214,7 @@ def envelope_warnings(rows: list[dict], names: list[str], shown: int = 5) -> lis
     then the first ``shown`` with when and how far."""
     from flexfmu.harness.reports.envelope import LEFT_AT, PEAK
 
-    left = [row for row in rows if row["status"] == "ok" and math.isfinite(row.get(LEFT_AT, math.nan))]
+    left = [row for row in rows if row["status"] == "ok" and row.get(LEFT_AT) is not None]
     if not left:
         return []
     lines = [f"warning: {len(left)} of {len(rows)} points left the validity envelope (results beyond it are outside "
@@ -232,7 +232,9 @@ def summary_metrics(rows: list[dict]) -> list[str]:
 
 
 def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> None:
-    """Each summary metric against each swept name, one panel each; failed points as red marks.
+    """Each summary metric against each swept name, one panel each, the points coloured by another swept name
+    (the second; the first in the second's panels), so a two-way sweep reads as a family of curves; failed
+    points as red marks.
 
     Parameters
     ----------
@@ -250,6 +252,8 @@ def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from flexfmu.harness.reports.plots import titled
+
     metrics = summary_metrics(rows) or ["seconds"]
     fig, axes = plt.subplots(len(metrics), len(names), figsize=(4.2 * len(names), 3.0 * len(metrics)),
                              squeeze=False)
@@ -258,14 +262,19 @@ def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> 
     for i, metric in enumerate(metrics):
         for j, name in enumerate(names):
             ax = axes[i, j]
-            ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            colour = next((other for other in names[1:2] + names[:1] if other != name), None)
+            if colour is None:
+                ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            else:
+                points = ax.scatter([row[name] for row in ok], [row[metric] for row in ok], s=12,
+                                    c=[row[colour] for row in ok], cmap="viridis")
+                fig.colorbar(points, ax=ax, label=colour)
             if failed:
                 bottom = min((row[metric] for row in ok), default=0.0)
                 ax.plot([row[name] for row in failed], [bottom] * len(failed), "x", color="red", label="failed")
                 ax.legend(fontsize=7)
             ax.set(xlabel=name, ylabel=metric)
             ax.grid(True, alpha=0.3)
-    fig.suptitle(f"{title}: {len(ok)} points ok, {len(failed)} failed")
-    fig.tight_layout()
+    titled(fig, f"{title}: {len(ok)} points ok, {len(failed)} failed")
     fig.savefig(path, dpi=90)
     plt.close(fig)
