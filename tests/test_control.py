@@ -316,17 +316,18 @@ def test_a_loop_without_position_feedback_has_no_stability_margin_and_tuning_kee
 
 
 @pytest.mark.slow
-def test_cut_at_the_end_of_the_move_free_tuning_drops_kp_and_the_rules_keep_it():
-    """The issue's finding, on the tuning graph itself: over quintic_ct's first 2 s (the move alone), tuning kp
-    and kd with tracking no worse than before drives kp to 0; with the position gain bounded and the stability
-    margin a constraint, kp stays at least 1/20 of its start and the loop keeps half the scenario's margin."""
+def test_cut_at_the_end_of_the_move_no_position_feedback_scores_best_and_the_rules_keep_it():
+    """The issue's finding, on the tuning graph itself: over quintic_ct's first 2 s (the move alone), gains
+    without position feedback (the kp = 0, kd = 18.18 that tuning found) cost less than the scenario's, and
+    their loop has no stability margin; tuned with the position gain bounded and the margin a constraint, kp
+    stays at least 1/20 of its start and the loop keeps half the scenario's margin."""
     loop = loop_for(short("quintic_ct", 2.0), integrator="implicit")
     start = {"kp": 36.0, "kd": 12.0}
+    assert loop.cost([0.0, 18.18]) < loop.cost([36.0, 12.0]) and abs(loop.decay_rate([0.0, 18.18])) < 1e-6
     limits = {"tracking": loop.terms(list(start.values()))["tracking"]}
-    free = tune(loop, start, ["kp", "kd"], limits=limits)
-    assert free.tuned["kp"] < 1e-3 and abs(loop.decay_rate(list(free.tuned.values()))) < 1e-3
     decay = required_decay(loop, start)
-    ruled = tune(loop, start, ["kp", "kd"], gain_bounds(start, ["kp", "kd"], ("kp",)), limits=limits, decay=decay)
+    ruled = tune(loop, start, ["kp", "kd"], gain_bounds(start, ["kp", "kd"], ("kp",)), max_iterations=12,
+                 limits=limits, decay=decay)
     assert ruled.tuned["kp"] >= 1.8 and ruled.decay_tuned >= decay * (1 - 1e-6)
     assert ruled.decay_tuned == pytest.approx(loop.decay_rate(list(ruled.tuned.values())))
 

@@ -8,7 +8,8 @@ allowed are a ScenarioError whose message is one line, or a valid scenario:
 one that compares some output, starts from a finite state, has a finite
 reference and builds its controller. Anything else (another exception, a
 hang) is a bug. The checks build no Model per mutant (the example Models are
-built once), so 2,000 mutants take seconds. Some refused mutants also go
+built once), so 2,000 mutants take seconds; with the slow tests, 4,000 more
+from another seed. Some refused mutants also go
 through ``flexfmu crosscheck``, which must exit with status 2, one line on
 stderr and no output folder.
 """
@@ -30,7 +31,7 @@ from flexfmu.dynamics.metadata import TORQUE
 from tests.scenario_mutants import example_scenarios, mutants, toml_text
 
 SEED = int(os.environ.get("FLEXFMU_FUZZ_SEED", "2024"))
-CLI_EVERY = 200  # every so many refused mutants also go through the command line
+CLI_EVERY = 300  # every so many refused mutants also go through the command line
 
 
 class Models:
@@ -47,24 +48,25 @@ class Models:
 
 
 def sound(scenario, model, built: set) -> None:
-    """Assert that a scenario that passed its checks can run on ``model``: it compares outputs, its start
-    state and grid are finite, and its controller builds and follows a finite reference (checked once per
-    structure: the gains are numbers its law takes as they are)."""
+    """Assert that a scenario that passed its checks can run on ``model``: it compares outputs, its grid has
+    its step, its start state is finite and its controller builds (these two once per arm and start, and per
+    arm and controller structure: the gains are numbers the law takes as they are, and the reference,
+    sampled by the check, is not part of the law)."""
     compared = scenario.compared(model)
     assert compared and all(tolerance > 0 for _, tolerance in compared)
-    assert np.all(np.isfinite(scenario.initial_state(model)))
     grid = scenario.grid()
     assert 2 <= len(grid) <= MAX_SAMPLES + 1 and abs(grid[1] - grid[0] - scenario.step) <= 1e-9 * scenario.step
-    gains = set(scenario.controller_kind.gains)
-    structure = repr((model.arm.name, {k: v for k, v in scenario.controller.items() if k not in gains},
-                      scenario.motion, scenario.duration))
+    start = repr((model.arm.name, scenario.initial))
+    if start not in built:
+        built.add(start)
+        assert np.all(np.isfinite(scenario.initial_state(model)))
+    skip = {*scenario.controller_kind.gains, "reference"}
+    structure = repr((model.arm.name, {k: v for k, v in scenario.controller.items() if k not in skip},
+                      scenario.motion))
     if structure not in built:
         built.add(structure)
         controller = scenario.build_controller(model)
         assert controller.outputs == model.inputs_of(TORQUE) or controller.outputs == model.inputs
-        if scenario.closed_loop:
-            for t in (0.0, scenario.duration / 2, scenario.duration):
-                assert np.all(np.isfinite(controller.reference_sample(t)))
 
 
 def refused_by_the_command_line(path, arm: str, out) -> None:
@@ -128,6 +130,6 @@ def test_two_thousand_mutant_scenarios_are_refused_in_one_line_or_sound(tmp_path
 
 
 @pytest.mark.slow
-def test_eight_thousand_more_mutant_scenarios(tmp_path):
-    counts = run_fuzz(SEED + 1, 8000, tmp_path)
-    assert counts["refused"] > 4800 and counts["valid"] > 600
+def test_four_thousand_more_mutant_scenarios(tmp_path):
+    counts = run_fuzz(SEED + 1, 4000, tmp_path)
+    assert counts["refused"] > 2400 and counts["valid"] > 300

@@ -57,7 +57,7 @@ from flexfmu.spec.checks import join, show, string, sub_table, type_name
 from flexfmu.spec.keys import Key, joint_count_problems, read_keys
 
 MAX_SAMPLES = 10_000_000  # duration / step: beyond this a run would not fit in memory
-REFERENCE_SAMPLES = 41  # times at which Scenario.check evaluates a reference (both ends included)
+REFERENCE_SAMPLES = 21  # times at which Scenario.check evaluates a reference (both ends included)
 SCENARIO_KEYS = (
     Key("name", "string", "the scenario's name"),
     Key("description", "string", "what it shows and where it comes from", required=False, default=""),
