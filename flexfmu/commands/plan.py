@@ -139,9 +139,9 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
     print(f"planning {model.arm.name}: scenario {scenario.name}'s pick-and-place, {settings.iterations} steps "
           f"over {settings.retiming_terms + 3 * settings.correction_terms} coefficients:", flush=True)
     bar = Progress("planner", unit="planner step")
-    bar.begin(settings.iterations)
     check = pick_place_on_fmu(model, scenario, args.out, settings, settle,
-                              progress=lambda done, total, residual: bar(done, total))
+                              progress=lambda done, total, residual: bar.begin(total) if done == 0 else
+                              bar(done, total))
     print(f"residual vibration after the move (FMU): plan {check.residual_plan_m:.3e} m, septic baseline "
           f"{check.residual_baseline_m:.3e} m ({check.reduction:.3g} x smaller); largest bend of the path "
           f"{1e3 * check.path_deviation_m:.2f} mm, peak motor acceleration {check.peak_motor_acceleration_rad_s2:.1f} "

@@ -436,7 +436,7 @@ def _kind_table(problems: list[str], data: Mapping, path: str, rows: dict, requi
     absent and optional, None when unusable (the problems appended)."""
     parent, _, key = path.rpartition(".")
     table = sub_table(problems, data, key, parent, required)
-    if not table:
+    if table is None or key not in data:
         return table
     kind = string(problems, table, "kind", path, choices=tuple(rows))
     if kind is None:

@@ -99,7 +99,8 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     settle : float, optional
         How long both runs go on after the move, s (the scenario's time after its move when None).
     progress : callable, optional
-        ``progress(iteration, iterations, residual)`` after each planner step.
+        ``progress(iteration, iterations, residual)`` when the planning starts (iteration 0, once the scenario
+        is checked; residual NaN) and after each planner step.
 
     Returns
     -------
@@ -110,6 +111,8 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     duration = scenario.duration if settle is None else moves.move_time + settle
     law = scenario.law(model)
     gains = law.gain_vector()
+    if progress is not None:
+        progress(0, settings.iterations, float("nan"))  # checked: the planning starts
     plan = plan_pick_place(model, moves, law, gains, scenario.initial_state(model), duration, scenario.step,
                            settings, progress)
     out.mkdir(parents=True, exist_ok=True)
