@@ -177,3 +177,25 @@ def test_an_interrupted_sweep_says_how_to_resume(tmp_path, monkeypatch, capsys):
     assert main(["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kp=100,125", "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert f"the points done so far are kept in {out}/journal.jsonl: run the same command again to resume" in err
+
+
+def test_the_sweep_summary_colours_each_panel_by_the_other_swept_name(tmp_path, monkeypatch):
+    """A two-way sweep reads as a family of curves: the panels against the first name are coloured by the
+    second, those against the second by the first, each with a colour bar naming it."""
+    import matplotlib.figure
+
+    from flexfmu.harness.workflows.sweep import plot_summary
+
+    drawn = []
+    saved = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (drawn.append(fig), saved(fig, *a, **k)))
+    rows = [{"status": "ok", "kp": kp, "payload.mass": mass, "tracking": kp * (1 + mass)}
+            for kp in (50.0, 100.0, 150.0) for mass in (0.0, 0.3)]
+    plot_summary(rows, ["kp", "payload.mass"], tmp_path / "summary.png", "sweep")
+    assert (tmp_path / "summary.png").stat().st_size > 1000
+    panels = {ax.get_xlabel(): ax for ax in drawn[0].axes if ax.get_xlabel() in ("kp", "payload.mass")}
+    by_kp, by_mass = (panels[name].collections[0].get_array() for name in ("kp", "payload.mass"))
+    assert by_kp.tolist() == [row["payload.mass"] for row in rows]
+    assert by_mass.tolist() == [row["kp"] for row in rows]
+    bars = sorted(ax.get_ylabel() for ax in drawn[0].axes if ax.get_xlabel() not in ("kp", "payload.mass"))
+    assert bars == ["kp", "payload.mass"]

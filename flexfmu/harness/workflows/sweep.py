@@ -255,8 +255,9 @@ def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> 
     from flexfmu.harness.reports.plots import titled
 
     metrics = summary_metrics(rows) or ["seconds"]
+    # constrained from the start: a colour bar added to a figure laid out otherwise breaks the layout later
     fig, axes = plt.subplots(len(metrics), len(names), figsize=(4.2 * len(names), 3.0 * len(metrics)),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     ok = [row for row in rows if row["status"] == "ok"]
     failed = [row for row in rows if row["status"] != "ok"]
     for i, metric in enumerate(metrics):
