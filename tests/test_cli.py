@@ -78,6 +78,19 @@ def test_the_top_level_help_is_plain_text(capsys):
     assert "``" not in text and ":func:" not in text and "Flexible robot arms" in text
 
 
+def test_validate_has_a_description_saying_which_checks_apply_to_a_python_backed_fmu(capsys):
+    assert main(["validate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "FMPy's checks" in text and "Python-backed FMU" in text and "those two checks are skipped" in text
+
+
+def test_tune_help_names_the_optimiser_that_max_iterations_drives(capsys):
+    assert main(["tune", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--max-iterations MAX_ITERATIONS iterations of the optimiser, SLSQP" in text
+    assert "L-BFGS-B" not in text
+
+
 def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
     args = ["simulate", str(ARMS_DIR / "rigid_2link.toml"), "--initial", "theta[3]=1", "--out", str(tmp_path / "o")]
     assert main(args) == 2
@@ -240,6 +253,7 @@ def test_an_unstable_step_is_refused_with_the_limit(workdir, capsys):
     status, err = run_cli(["export", "yu_chen_2dof", "-o", "x.fmu", "--step", "0.01"], capsys)
     assert status == 2 and "h * omega_max = 7.63 > 2.83" in err and "use a step <= 0.00371 s" in err
     assert "--allow-unstable-step" in err and not (workdir / "x.fmu").exists()
+    assert "the highest frequency of the dynamics as the FMU integrates them" in err
 
 
 def test_debug_shows_the_traceback(workdir):
