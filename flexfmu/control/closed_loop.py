@@ -180,7 +180,9 @@ class ClosedLoop:
         poses evenly spread over the reference: at each, the arm at the desired joint angles (rotors with
         their joints, links straight, at rest) with the reference held there, -ln(largest |eigenvalue| of
         dx_k+1/dx_k) / T; the smallest over the poses. Positive: every mode decays at least that fast;
-        0: a mode that does not decay (no position feedback); negative: unstable.
+        0: a mode that does not decay (no position feedback); negative: unstable. It is the margin of the
+        loop as the FMU runs it, so it linearises the Model's own dynamics (no geometric stiffness of a load
+        that they leave out) at these poses, not about the sag under gravity.
 
         Parameters
         ----------
