@@ -349,6 +349,10 @@ def test_the_documented_tuning_keeps_position_feedback_and_passes_on_the_fmu(tmp
     assert summary["horizon_s"] == 4.0
     assert summary["gains_after"]["kp"] == pytest.approx(15.0, rel=0.01)  # the table's last row
     assert summary["gains_after"]["kd"] == pytest.approx(13.0, rel=0.01)
+    # both FMU runs are summarised against the validity envelope, in the JSON and in the report
+    assert set(summary["envelope"]["runs"]) == {"before", "after"}
+    assert all(0 < max(run["peak_fraction"].values()) for run in summary["envelope"]["runs"].values())
+    assert "Validity envelope: " in (tmp_path / "out" / "report.md").read_text()
 
 
 # --- planning ---------------------------------------------------------------------------
@@ -379,6 +383,8 @@ def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_th
     assert summary["residual_tip_vibration_baseline_m"] > 10 * summary["residual_tip_vibration_plan_m"]
     assert max(summary["peak_torque_Nm"]) <= 1.0 + 1e-6
     assert np.max(np.abs(summary["final_joint_error_rad"])) < 1e-4
+    assert set(summary["envelope"]["runs"]) == {"plan", "baseline"}
+    assert "Validity envelope: " in (out / "report.md").read_text()
 
     model = example_model("subudhi_morris_2link")
     rows = np.loadtxt(out / "torques.csv", delimiter=",", skiprows=1)
