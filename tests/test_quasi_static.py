@@ -4,6 +4,8 @@ option set one way and the other."""
 
 from __future__ import annotations
 
+import json
+
 import casadi as ca
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ import pytest
 import flexfmu
 from flexfmu.dynamics.linear import natural_frequencies
 from flexfmu.dynamics.spatial import bodies as B
-from flexfmu.dynamics.spatial.quasi_static import FAST, first_frequency
+from flexfmu.dynamics.spatial.quasi_static import FAST, first_frequency, twist_load
 
 
 def link(GJ=45.0, EA=None, quasi_static=None, length=0.5):
@@ -127,21 +129,46 @@ def test_the_rules_frequency_is_the_clamped_links_with_its_distal_load():
                                                                       rel=1e-9)
 
 
-def test_by_default_the_test_chains_torsion_is_quasi_static_and_canadarm2_stays_dynamic():
-    """The 7-link test chain twists at 413 to 1,490 rad/s by the rule's estimate, above FAST: all torsion leaves
-    q, and the FMU's fastest mode drops from 3,019 to 400 rad/s (its bending). Canadarm2's booms twist and
-    stretch at 65 to 87 rad/s carrying the arm's 1,600 kg: nothing is condensed."""
+def test_the_twist_load_bounds_the_twists_inertia_at_every_pose():
+    """The rule's load for a twist is the most the distal chain can put about the link's axis: at random joint
+    angles the dynamic Model's twist inertia M_tt (its own derivation) stays below rho Ip L + load phi(1)^2,
+    and comes within a factor of two of it (the bound is not loose: folded, link 1 of the 7-link chain twists
+    at 5 rad/s, straight at 413)."""
+    arm = flexfmu.arm_from_dict(chain(7, quasi_static=False))
+    model = flexfmu.build_model(arm)
+    p, rng = model.nominal_parameters, np.random.default_rng(0)
+    bounds = [2e-4 * 0.5 + twist_load(arm, i) * 2.0 for i in range(7)]  # phi(1)^2 = 2 for the rod's sine
+    largest = np.zeros(7)
+    for _ in range(200):
+        q = np.zeros(len(model.coordinates))
+        q[:7] = rng.uniform(-np.pi, np.pi, 7)
+        M = np.array(model.mass_matrix(q, p))
+        for i in range(7):
+            k = model.coordinates.index(f"f[{i + 1},3]")
+            largest[i] = max(largest[i], M[k, k])
+    assert np.all(largest <= np.array(bounds) * (1 + 1e-12))
+    assert np.all(largest >= 0.5 * np.array(bounds))
+    assert np.sqrt(222.066 / largest[0]) < 6.0  # GJ pi^2 / (4 L) over the folded chain's inertia
+
+
+def test_by_default_only_twists_fast_at_every_pose_are_quasi_static():
+    """The 7-link test chain: only the last link's twist (1,490 rad/s, nothing distal to swing) leaves q; the
+    others are fast straight (413 to 860 rad/s) but slow folded. Canadarm2's booms twist and stretch at 3 to
+    82 rad/s under the rule: nothing is condensed. Asked for, the chain's torsion all leaves q and the FMU's
+    fastest mode drops from 3,019 to 400 rad/s (its bending)."""
     model = build(chain(7))
-    assert [c.name for c in model.quasi_static] == [f"f[{i},3]" for i in range(1, 8)]
-    assert [c.kind for c in model.quasi_static] == ["modal"] * 7
-    assert all(c.name not in model.coordinates for c in model.quasi_static)
-    omega, dynamic = natural_frequencies(model), natural_frequencies(build(chain(7, quasi_static=False)))
-    assert dynamic.max() > 3000.0 and 395.0 < omega.max() < 405.0  # RK4 at 1 ms: 2 substeps instead of 11
+    assert [c.name for c in model.quasi_static] == ["f[7,3]"]
+    assert [c.kind for c in model.quasi_static] == ["modal"]
+    assert "f[7,3]" not in model.coordinates
     canadarm2 = flexfmu.load_arm("canadarm2_5link")
     assert flexfmu.build_model(canadarm2).quasi_static == ()
     sets = B.link_mode_sets(canadarm2)
     estimates = [first_frequency(canadarm2, i, kind, sets[i]) for i in (1, 2) for kind in ("torsion", "axial")]
     assert max(estimates) < FAST / 3
+    condensed = build(chain(7, quasi_static=True))
+    assert [c.name for c in condensed.quasi_static] == [f"f[{i},3]" for i in range(1, 8)]
+    omega, dynamic = natural_frequencies(condensed), natural_frequencies(build(chain(7, quasi_static=False)))
+    assert dynamic.max() > 3000.0 and 395.0 < omega.max() < 405.0  # RK4 at 1 ms: 2 substeps instead of 11
 
 
 # ------------------------------------------------------------------ the condensed Model
@@ -298,3 +325,34 @@ def test_the_compiled_passes_and_outputs_of_a_condensed_model_equal_its_function
         expected = np.array(ad(x, u)).ravel()
         found = np.concatenate([np.array(v).ravel() for v in dynamics.directional(x, u, pc, dx, du)])
         np.testing.assert_allclose(found, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+BOOM = """
+kind = "spatial"
+name = "boom"
+
+[[link]]
+kind = "flexible"
+length = 1.0
+mass_per_length = 0.6
+polar_inertia_per_length = 2e-4
+bending_y = { EI = 60.0, modes = { family = "clamped-free", count = 1 } }
+torsion = { GJ = 45.0, modes = { count = 1 } }
+axial = { EA = 5e3, modes = { count = 1 } }
+joint = { axis = [0.0, 1.0, 0.0], kind = "flexible", stiffness = 500.0, rotor_inertia = 1e-3, quasi_static = true }
+"""
+
+
+def test_info_names_what_is_quasi_static(tmp_path, capsys):
+    """flexfmu info: the twist (745 rad/s) by the default rule, the spring because the file asks; the stretch
+    (143 rad/s) stays a coordinate."""
+    from flexfmu.cli import main
+
+    arm = tmp_path / "boom.toml"
+    arm.write_text(BOOM)
+    assert main(["info", str(arm)]) == 0
+    assert "quasi-static (at their static equilibrium, not states): alpha[1], f[1,2]" in capsys.readouterr().out
+    assert main(["info", str(arm), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["quasi_static"]] == ["alpha[1]", "f[1,2]"]
+    assert "f[1,3]" in data["coordinates"]

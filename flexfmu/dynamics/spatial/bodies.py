@@ -312,12 +312,12 @@ def _bending_set(arm, i, link, modes, normal) -> ModeSet:
                     tip_inertia_ratio=(tip_inertia or 0.0) / (rho_l * link.length**2))
 
 
-def distal_load(arm: SpatialArm, link_index: int, normal: np.ndarray, rotors: bool = True) -> tuple[float, float]:
+def distal_load(arm: SpatialArm, link_index: int, normal: np.ndarray) -> tuple[float, float]:
     """Mass, and rotary inertia about the axis ``normal`` (link axes) through the tip, of everything beyond
     the tip of link ``link_index`` (0-based) of ``arm`` with all joint angles zero: distal links (flexible ones as
     slender rods), lumped masses (those at this link's own tip too), the payload, and the reflected rotor
-    inertias of distal joints about their axes (unless ``rotors`` is False). The planar chain's load (paper 004,
-    eq. 47-48) is the case of every axis along z."""
+    inertias of distal joints about their axes. The planar chain's load (paper 004, eq. 47-48) is the
+    case of every axis along z."""
     e = np.asarray(normal, float)
     mass, inertia = 0.0, 0.0
 
@@ -336,8 +336,7 @@ def distal_load(arm: SpatialArm, link_index: int, normal: np.ndarray, rotors: bo
     for j in range(link_index + 1, len(arm.links)):
         link = arm.links[j]
         axis = R @ np.array(link.joint.axis)
-        if rotors:
-            point(0.0, link.joint.gear_ratio**2 * link.joint.rotor_inertia * np.outer(axis, axis), np.zeros(3))
+        point(0.0, link.joint.gear_ratio**2 * link.joint.rotor_inertia * np.outer(axis, axis), np.zeros(3))
         origin = origin + R @ np.array(link.joint.offset)
         R = R @ rotation_vector(link.joint.rotation)
         if isinstance(link, SpatialFlexibleLink):
