@@ -409,3 +409,28 @@ def test_the_fmu_of_a_condensed_model_cross_checks_against_its_reference(tmp_pat
     outputs = {c["output"] for c in case["comparisons"]}
     assert {"link[1].twist", "motor[1].angle", "joint[1].spring_deflection", "tip.z"} <= outputs
     assert all(c["passed"] for c in case["comparisons"]), [c for c in case["comparisons"] if not c["passed"]]
+
+
+def test_the_composite_law_measures_the_state_without_the_quasi_static_outputs():
+    """Paper 004's composite controller reads the whole state from encoders and modes (x = pinv(C) y): on a
+    model with quasi-static twists and springs it leaves out their outputs (equilibria that follow the
+    accelerations, not measurements of x), and what it reads is C x exactly, whatever the torques, with C of
+    full rank."""
+    from flexfmu.control.laws import build_law
+
+    model = build(chain(3, quasi_static=True, joint=True))
+    law = build_law(model, "composite")
+    condensed = {f"link[{c.link}].mode[{c.mode}]" for c in model.quasi_static if c.kind == "modal"}
+    condensed |= {f"motor[{c.link}].angle" for c in model.quasi_static if c.kind == "rotor"}
+    assert len(condensed) == 6 and not condensed & set(law.measured)
+    n, nu, p = len(model.coordinates), len(model.inputs), model.nominal_parameters
+    rows = [model.output_names.index(name) for name in law.measured]
+    xs, us = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu)
+    y = model.outputs(xs[:n], xs[n:], us, p)[rows]
+    C = np.array(ca.Function("C", [xs, us], [ca.jacobian(y, xs)])(np.zeros(2 * n), np.zeros(nu)))
+    assert np.linalg.matrix_rank(C) == 2 * n
+    measure = ca.Function("y", [xs, us], [y])
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = np.concatenate([rng.normal(size=n) * 0.05, rng.normal(size=n)])
+        np.testing.assert_allclose(np.array(measure(x, rng.normal(size=nu) * 10)).ravel(), C @ x, atol=1e-12)
