@@ -35,7 +35,8 @@ def joint_parameters(j: int, joint: Joint, spring_damping: bool = True) -> list[
         Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}"),
     ]
     if joint.kind == "flexible":
-        rows.append(Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad", f"torsional spring stiffness of joint {j}"))
+        rows.append(Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad",
+                              f"torsional spring stiffness of joint {j}"))
         if spring_damping:
             rows.append(Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad",
                                   f"damping of the torsional spring of joint {j}"))

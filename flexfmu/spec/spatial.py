@@ -25,8 +25,8 @@ from flexfmu.spec.checks import (
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.ranges import MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, MAX_MODES, RANGES, SIZES
 from flexfmu.spec.spatial_arm import (
-    CONDENSABLE, ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint, SpatialLumpedMass,
-    SpatialPayload, SpatialRigidLink,
+    CONDENSABLE, ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint,
+    SpatialLumpedMass, SpatialPayload, SpatialRigidLink,
 )
 
 _TOP_KEYS = ("name", "description", "gravity", "link", "lumped_mass", "payload")

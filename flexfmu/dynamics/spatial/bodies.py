@@ -374,7 +374,8 @@ def _zeros(structure: BodyStructure) -> dict:
     return {name: ca.SX(*shape) for name, shape in structure.fields()}
 
 
-def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: dict, P, undamped: frozenset[str]) -> dict:
+def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: dict, P,
+                    undamped: frozenset[str]) -> dict:
     pre = f"link[{i}]"
     L, rho, polar = P[f"{pre}.length"], P[f"{pre}.mass_per_length"], P[f"{pre}.polar_inertia_per_length"]
     props = _zeros(st)
