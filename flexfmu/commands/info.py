@@ -28,6 +28,8 @@ def describe(model) -> dict:
         "states": model.states,
         "layout": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit, "prescribed": c.prescribed}
                    for c in model.layout],
+        "quasi_static": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit}
+                         for c in model.quasi_static],
         "parameters": [
             {"name": r.name, "value": r.value, "unit": r.unit, "description": r.description, "tunable": r.tunable}
             for r in model.parameter_table
@@ -79,6 +81,9 @@ def run(args) -> int:
     prescribed = [c["name"] for c in data["layout"] if c["prescribed"]]
     if prescribed:
         print(f"prescribed (inputs, not states): {', '.join(prescribed)}")
+    if data["quasi_static"]:
+        print(f"quasi-static (at their static equilibrium, not states): "
+              f"{', '.join(c['name'] for c in data['quasi_static'])}")
     print(f"\nparameters ({len(data['parameters'])}; * fixed while running):")
     width = max(len(r["name"]) for r in data["parameters"])
     for row in data["parameters"]:

@@ -301,17 +301,21 @@ def _state_measurement(model) -> tuple[list[str], np.ndarray]:
     Joint encoders, rotor encoders, modal coordinates and their rates are
     linear in x (a joint encoder of a chord-framed link reads theta plus a
     combination of the modes), so x = pinv(C) y exactly when C has full
-    column rank.
+    column rank. Those of a quasi-static coordinate (its static equilibrium,
+    which follows the accelerations) are not measurements of x and are left
+    out.
     """
     n = len(model.coordinates)
     groups = (md.JOINT_ANGLE, md.JOINT_RATE, md.MOTOR_ANGLE, md.MOTOR_RATE, md.MODE, md.MODE_RATE)
-    names = [s.name for s in model.output_table if s.group in groups]
+    x, qdd = ca.SX.sym("x", 2 * n), ca.SX.sym("qdd", n)
+    every = model.kinematic_outputs(x[:n], x[n:], qdd, model.nominal_parameters)
+    rows = [k for k, s in enumerate(model.output_table)
+            if s.group in groups and not ca.depends_on(every[k], qdd)]
+    names = [model.output_names[k] for k in rows]
     if len(names) < 2 * n:
         raise ControlLawError(f"the joint, motor and modal outputs ({len(names)}) are fewer than the state's "
                               f"{2 * n} entries")
-    x = ca.SX.sym("x", 2 * n)
-    rows = [model.output_names.index(name) for name in names]
-    y = model.kinematic_outputs(x[:n], x[n:], ca.SX.zeros(n), model.nominal_parameters)[rows]
+    y = ca.substitute(every[rows], qdd, ca.SX.zeros(n))
     C = np.array(ca.Function("C", [x], [ca.jacobian(y, x)])(np.zeros(2 * n)))
     if np.linalg.matrix_rank(C) < 2 * n:
         raise ControlLawError("the joint, motor and modal outputs do not determine this arm's state")

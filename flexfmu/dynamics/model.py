@@ -204,6 +204,13 @@ class Model:
         q0 = self.start_coordinates[list(self.drives.states)]
         return np.concatenate([q0, np.zeros(len(q0))])
 
+    @property
+    def quasi_static(self) -> tuple[Coordinate, ...]:
+        """The coordinates left out of q because they follow their static equilibrium (a spatial link's
+        torsion or stretch, a joint spring; docs/spatial.md): not states, reported in the outputs. Empty for
+        most arms."""
+        return tuple(getattr(self._graph, "quasi_static_layout", ()))
+
     def coordinates_of(self, kind: str) -> list[int]:
         """Indices into q of the coordinates of ``kind`` (joint, rotor, modal, elastic)."""
         return [k for k, c in enumerate(self.layout) if c.kind == kind]

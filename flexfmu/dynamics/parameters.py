@@ -22,9 +22,10 @@ from flexfmu.dynamics.metadata import Parameter
 from flexfmu.spec.arm import Arm, Joint
 
 
-def joint_parameters(j: int, joint: Joint) -> list[Parameter]:
+def joint_parameters(j: int, joint: Joint, spring_damping: bool = True) -> list[Parameter]:
     """The parameters of joint ``j`` (1-based) of a serial chain, planar or spatial: gear, rotor, friction,
-    and for a flexible ``joint`` its spring."""
+    and for a flexible ``joint`` its spring (without its damping unless ``spring_damping``: a quasi-static
+    spring does not move)."""
     prefix = f"joint[{j}]"
     rows = [
         Parameter(f"{prefix}.gear_ratio", joint.gear_ratio, "1", f"gear ratio of joint {j} (motor turns per joint turn)"),
@@ -34,10 +35,11 @@ def joint_parameters(j: int, joint: Joint) -> list[Parameter]:
         Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}"),
     ]
     if joint.kind == "flexible":
-        rows += [
-            Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad", f"torsional spring stiffness of joint {j}"),
-            Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad", f"damping of the torsional spring of joint {j}"),
-        ]
+        rows.append(Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad",
+                              f"torsional spring stiffness of joint {j}"))
+        if spring_damping:
+            rows.append(Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad",
+                                  f"damping of the torsional spring of joint {j}"))
     return rows
 
 

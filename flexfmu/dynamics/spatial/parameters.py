@@ -30,7 +30,7 @@ def tensor_parameters(prefix: str, tensor, what: str) -> list[Parameter]:
             for name, r, c in TENSOR]
 
 
-def _link_parameters(i: int, link) -> list[Parameter]:
+def _link_parameters(i: int, link, quasi_static: frozenset[str]) -> list[Parameter]:
     pre = f"link[{i}]"
     rows = [Parameter(f"{pre}.length", link.length, "m", f"length of link {i}", tunable=False)]
     if not isinstance(link, SpatialFlexibleLink):
@@ -47,6 +47,8 @@ def _link_parameters(i: int, link) -> list[Parameter]:
         kind, modes = deformation.kind, deformation.modes
         key, unit, what = STIFFNESS[kind]
         rows.append(Parameter(f"{pre}.{kind}.{key}", deformation.stiffness, unit, f"{what} of link {i}"))
+        if kind in quasi_static:  # a quasi-static deformation does not move: no damping
+            continue
         if modes.damping_kind == "ratio":
             name, unit, what = "damping_ratio", "1", "modal damping ratio"
         else:
@@ -56,13 +58,14 @@ def _link_parameters(i: int, link) -> list[Parameter]:
     return rows
 
 
-def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
-    """Return the ordered parameter table of ``arm`` with nominal values."""
+def spatial_parameters(arm: SpatialArm, quasi_static) -> list[Parameter]:
+    """Return the ordered parameter table of ``arm`` with nominal values, without the damping of the
+    deformations and joint springs that are ``quasi_static`` (a ``quasi_static.QuasiStatic``)."""
     rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis")
             for axis, value in zip("xyz", arm.gravity)]
     for j, link in enumerate(arm.links, start=1):
-        rows += _link_parameters(j, link)
-        rows += joint_parameters(j, link.joint)
+        rows += _link_parameters(j, link, quasi_static.kinds(j - 1))
+        rows += joint_parameters(j, link.joint, spring_damping=j - 1 not in quasi_static.joints)
         parent = f"distal frame of link {j - 1}" if j > 1 else "base frame"
         rows += [Parameter(f"joint[{j}].offset.{axis}", value, "m", f"position of joint {j} in the {parent}, {axis}",
                            tunable=False)
