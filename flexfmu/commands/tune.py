@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
     add_out(parser, "out/tune")
     parser.add_argument("--max-iterations", type=int, default=30, help="L-BFGS-B iterations (default: %(default)s)")
     parser.add_argument("--duration", type=float, default=None, help="shorten the scenario to this many seconds")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
+    parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default="rk4",
                         help="the FMU's integrator, which the tuning discretisation follows (default: %(default)s)")
     parser.add_argument("--limit", action="append", default=None, metavar="TERM=VALUE",
                         help="upper bound on a cost term (tracking, vibration, effort): a number (unweighted, in "

@@ -59,6 +59,9 @@ class CompiledDynamics:
         step (M + h/2 D + h^2/4 K)^-1 M r of the implicit midpoint rule, with
         r = qd - v0 - h/2 qdd(q, qd, u) and D, K the structural damping and
         stiffness (see flexfmu.integrate.implicit_midpoint_step).
+    mass_form : (x, u, pc) -> (M, f, K, D), the equations of motion as
+        M(q) qdd = f(q, qd, u) with the structural stiffness K and damping D
+        at q (see flexfmu.integrate.rosenbrock_step).
 
     x, q, qd and v0 hold the state coordinates (``Model.states``).
     """
@@ -68,6 +71,7 @@ class CompiledDynamics:
     outputs: ca.Function
     directional: ca.Function
     newton_correction: ca.Function
+    mass_form: ca.Function
 
     @property
     def size(self) -> int:
@@ -217,7 +221,7 @@ def compiled_dynamics(g, model) -> CompiledDynamics:
         return generalized(q, qd, u, pc[:npar], pc[offsets[0]:offsets[1]])
 
     newton = _newton_correction(passes, nu, forces, structure, pcm.numel())
-    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
+    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()))
 
 
 def _acts_on_theta_alone(motor_row: ca.SX, theta: int) -> bool:
@@ -278,4 +282,31 @@ def graph_dynamics(model) -> CompiledDynamics:
                                  ca.jtimes(y, ca.vertcat(x, u), ca.vertcat(dx, du))]),
         newton_correction=ca.Function("newton_correction", [q, qd, v0, u, p, h], [correction],
                                       ["q", "qd", "v0", "u", "pc", "h"], ["dw"]),
+        mass_form=mass_form(model, npar),
     )
+
+
+def mass_form(model, size: int) -> ca.Function:
+    """(x, u, pc) -> (M, f, K, D) over the state coordinates of ``model`` from its own graph (closed-form or
+    energy M, h and B; pc = [p; c] of ``size`` entries, only p read): M qdd = f = B u - h, less the inertial
+    load of the prescribed joints' known accelerations (their torques act on their own angles alone, so
+    they leave the state rows), with the structural stiffness K and damping D."""
+    drives, states = model.drives, list(model.drives.states)
+    n, nu, npar = len(states), len(model.inputs), len(model.parameters)
+    pattern = model.input_matrix.sparsity_out(0)
+    if any(pattern.has_nz(row, column) for row in states for column in drives.prescribed_joints):
+        raise ValueError("a prescribed joint's torque acts on state coordinates: no mass form M qdd = f over the "
+                         "states (the spec allows prescribed joints only between tangent frames)")
+    x, u, pc = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", size)
+    p = pc[:npar]
+    q_all, qd_all = drives.coordinates(x[:n], x[n:], u)
+    M = model.mass_matrix(q_all, p)
+    B = model.input_matrix(q_all, p)
+    f = -model.bias(q_all, qd_all, p)
+    if drives.torques:
+        f += ca.mtimes(B[:, list(drives.torque_joints)], u[list(drives.torques)])
+    if drives.prescribed:
+        f -= ca.mtimes(M[:, list(drives.prescribed)], u[list(drives.accelerations)])
+    K, D = model.structure_matrices(p)
+    return ca.Function("mass_form", [x, u, pc], [M[states, states], f[states], K[states, states], D[states, states]],
+                       ["x", "u", "pc"], ["M", "f", "K", "D"])

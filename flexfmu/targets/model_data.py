@@ -6,7 +6,7 @@ contract it fills is ``c/ffmu_model.h``.
 
 from __future__ import annotations
 
-INTEGRATOR_ENUM = {"rk4": "FFMU_RK4", "implicit": "FFMU_IMPLICIT_MIDPOINT"}
+INTEGRATOR_ENUM = {"rk4": "FFMU_RK4", "implicit": "FFMU_IMPLICIT_MIDPOINT", "rosenbrock": "FFMU_ROSENBROCK"}
 FUNCTIONS = ("constants", "step", "derivatives", "outputs", "directional")
 
 

@@ -2,28 +2,34 @@
 
 The Model's M and h come from one global Lagrangian through automatic
 differentiation: right for Python, but every entry then carries the forward
-kinematics' derivatives, which makes large C (and a long compile, more so
-for the directional derivatives). Here the same energies are split the way
-the robot is built:
+kinematics' derivatives, which makes large C and a long compile. Here the
+same energies (:class:`flexfmu.dynamics.delta.body_energies.BodyEnergies`)
+are split the way the robot is built, into three templates that the C code
+holds once:
 
-* a kinematics template: theta -> the platform centre P, its Jacobian J
-  and the velocity-product acceleration dJ/dt theta', the chains' passive
-  angles (phi2, phi3) with the same, and the lower links' static tensions
-  with their derivatives (for the axial-load term);
-* one chain template, called for each of the three chains with its angle:
-  the chain's energies in its D-H coordinates z = (motor angle, phi2,
-  phi3, the platform's six elastic coordinates, the chain's own), where
-  its frames are short products of rotations, give its local mass matrix
-  M_z and Lagrange terms c_z;
+* kinematics: theta -> the platform centre P, its Jacobian J and the
+  velocity-product acceleration dJ/dt theta', the chains' passive angles
+  (phi2, phi3) with the same, and the lower links' static tensions with
+  their derivatives (for the axial-load term);
+* one chain, called for each of the three chains with its angle: in its
+  D-H coordinates z = (motor angle, phi2, phi3, the platform's six elastic
+  coordinates, the chain's own) each link is a flexible body whose
+  velocities v = (a, omega, xi') (origin velocity and angular velocity in
+  the link frame, the body's coordinate rates) are linear in z': v = A z'.
+  Its Boltzmann-Hamel equations M_b(xi) v' + Q_b(xi, v) = F (the body's
+  mass matrix from its invariants, Q_b the quadratic velocity terms of the
+  moving frame: Mdot v + (omega x p_a, omega x p_omega + a x p_a, -dT/dxi)
+  with the momenta p = M_b v) carried to z give the chain's
+  M_z = sum A' M_b A and c_z = sum A' (M_b dA/dt z' + Q_b) plus the
+  potential's gradient, in half the arithmetic of differentiating T twice;
 * the assembly by the chain rule z = Z(q), z' = G(q) q': M = sum G' M_z G,
-  h = sum G' (c_z + M_z dG/dt q'), plus the platform, the rotors, friction and
-  Rayleigh damping, and M qdd = B u - h solved by CasADi's sparse LDL.
+  h = sum G' (c_z + M_z dG/dt q'), plus the platform, the rotors, friction
+  and Rayleigh damping, block by block (small dense products: G is the
+  identity but for three rows).
 
-The result equals the Model's M and h (tests check it): a second assembly
-of the same energies. The templates' C appears once (their calls are kept
-in the MX graphs, and so are their derivatives in the directional
-derivatives). The implicit integrator's Newton matrix M + h/2 D + h^2/4 K
-uses the elastic stiffness and damping at the current pose.
+The solves are CasADi's sparse LDL' (compact loops in C). The result equals
+the Model's M and h (tests check it): a second assembly of the same
+energies.
 """
 
 from __future__ import annotations
@@ -31,9 +37,9 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.compiled import CompiledDynamics
-from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES
+from flexfmu.dynamics.delta.assembly import LINKS, chain_frames_from_angles
+from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES, rot_z
 from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
-from flexfmu.dynamics.delta.templates import ChainAssembly
 
 
 def passive_angles(theta, P, dims):
@@ -52,8 +58,8 @@ def passive_angles(theta, P, dims):
 
 
 def _kinematics_template(graph) -> ca.Function:
-    """(theta, theta', p) -> (P, J, dJ/dt theta', passive angles [phi2; phi3], their Jacobian and
-    velocity-product rates, tensions f, df/dtheta)."""
+    """(theta, theta', p) -> (J, dJ/dt theta', the passive angles' Jacobian and velocity-product rates,
+    passive angles [phi2; phi3], tensions f, df/dtheta)."""
     theta, rate, p = ca.SX.sym("theta", 3), ca.SX.sym("rate", 3), graph.p
     energy = graph.energy
     P = forward_kinematics(theta, energy.dims)
@@ -66,73 +72,176 @@ def _kinematics_template(graph) -> ca.Function:
         return ca.jtimes(ca.mtimes(jacobian, rate), theta, rate)
 
     return ca.Function("delta_kinematics", [theta, rate, p],
-                       [P, J, drift(J), angles, J_angles, drift(J_angles), tensions, ca.jacobian(tensions, theta)])
+                       [J, drift(J), J_angles, drift(J_angles), angles, tensions, ca.jacobian(tensions, theta)],
+                       {"cse": True})
+
+
+def _body_template(body, p, name: str) -> ca.Function:
+    """(xi, v, p) -> (M_b, Q_b) of one flexible link (see the module docstring), v = (a, omega, xi')."""
+    k = body.inv.size
+    xi, v = ca.SX.sym("xi", k), ca.SX.sym("v", 6 + k)
+    a, omega = v[0:3], v[3:6]
+    T = body.kinetic(a, omega, xi, v[6:])
+    M, momentum = ca.hessian(T, v)
+    p_a, p_omega = momentum[0:3], momentum[3:6]
+    frame = ca.vertcat(ca.cross(omega, p_a), ca.cross(omega, p_omega) + ca.cross(a, p_a), -ca.gradient(T, xi))
+    return ca.Function(name, [xi, v, p], [M, ca.jtimes(momentum, xi, v[6:]) + frame], {"cse": True})
+
+
+# the blocks of one chain's terms over theta (t), the platform's elastic coordinates (p) and its own (o)
+CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o", "K_pp", "K_po", "K_oo", "D_pp",
+                "D_po", "D_oo")
+SHARED = ("M_tt", "M_tp", "M_pp", "h_t", "h_p", "K_pp", "D_pp")  # summed over the chains
+
+
+def _chain_template(graph) -> ca.Function:
+    """(angles, elastic, z', g, the passive angles' drift, tension, df/dtheta row, chain angle, p) -> the
+    :data:`CHAIN_BLOCKS` of one chain: its terms M_z, c_z in its coordinates z = (angles, elastic) (c_z with
+    the potential's gradient) carried to (theta; elastic) by G = [g 0; 0 I] (g: the angles' rows over
+    theta), M = G' M_z G, h = G' (c_z + M_z dG/dt q') and the axial load's share through the tension; K the
+    elastic stiffness (strain and axial load) and D the Rayleigh damping alpha M + beta K_strain of the
+    chain's links, whose force D e' is in h. The blocks come out dense and apart (each symmetric matrix's
+    lower blocks are the transposes of its upper ones), so the assembly only adds and places them."""
+    energy, p = graph.energy, graph.p
+    m = energy.layout.chain_size
+    angles, elastic, rates = ca.SX.sym("angles", 3), ca.SX.sym("elastic", 6 + m), ca.SX.sym("rates", 9 + m)
+    g, angle_drift = ca.SX.sym("g", 3, 3), ca.SX.sym("angle_drift", 2)
+    tension, dtension, chain_angle = ca.SX.sym("tension"), ca.SX.sym("dtension", 3), ca.SX.sym("chain_angle")
+    z = ca.vertcat(angles, elastic)
+    f = chain_frames_from_angles(rot_z(chain_angle), angles[0], angles[1], angles[2], energy.dims)
+    coordinates = energy.link_coordinates(f, elastic[0:6], elastic[6:])
+    M, c = ca.SX(9 + m, 9 + m), ca.SX(9 + m, 1)
+    for link in LINKS:
+        origin, R = energy.link_frame(f, link)
+        xi = coordinates[link]
+        W = ca.mtimes(R.T, ca.jtimes(R, z, rates))
+        v = ca.vertcat(ca.mtimes(R.T, ca.jtimes(origin, z, rates)), W[2, 1], W[0, 2], W[1, 0], ca.jtimes(xi, z, rates))
+        A = ca.jacobian(v, rates)
+        M_b, Q_b = _body_template(energy.bodies[link], p, f"delta_{link}_body")(xi, v, p)
+        M += ca.mtimes([A.T, M_b, A])
+        c += ca.mtimes(A.T, ca.mtimes(M_b, ca.jtimes(v, z, rates)) + Q_b)
+    gravity, strain, axial = energy.chain_potential(f, elastic[0:6], elastic[6:], tension)
+    c += ca.gradient(gravity + strain + axial, z) + ca.mtimes(M[:, 1:3], angle_drift)
+    K_strain = ca.hessian(strain, elastic)[0]
+    K_axial = ca.hessian(axial, elastic)[0] if energy.axial_load else ca.SX(6 + m, 6 + m)
+    h_t = ca.mtimes(g.T, c[0:3])
+    if energy.axial_load:
+        h_t += dtension * ca.gradient(axial, tension)
+    D = energy.P["damping.alpha"] * M[3:, 3:] + energy.P["damping.beta"] * K_strain
+    h_e = c[3:] + ca.mtimes(D, rates[3:])
+    M_te = ca.mtimes(g.T, M[0:3, 3:])
+    # t: theta, p: the platform's elastic coordinates, o: the chain's own
+    blocks = {"M_tt": ca.mtimes([g.T, M[0:3, 0:3], g]), "M_tp": M_te[:, 0:6], "M_to": M_te[:, 6:], "h_t": h_t,
+              "h_p": h_e[0:6], "h_o": h_e[6:]}
+    for key, matrix in (("M", M[3:, 3:]), ("K", K_strain + K_axial), ("D", D)):
+        blocks |= {f"{key}_pp": matrix[0:6, 0:6], f"{key}_po": matrix[0:6, 6:], f"{key}_oo": matrix[6:, 6:]}
+    return ca.Function("delta_chain", [angles, elastic, rates, g, angle_drift, tension, dtension, chain_angle, p],
+                       [ca.densify(blocks[key]) for key in CHAIN_BLOCKS], ["angles", "elastic", "rates", "g",
+                       "angle_drift", "tension", "dtension", "chain_angle", "p"], list(CHAIN_BLOCKS), {"cse": True})
 
 
 class _Assembly:
-    """The global M, h and elastic K, D of the Delta from its templates (MX, see the module docstring)."""
+    """The global M, h and elastic K, D of the Delta from its templates (see the module docstring)."""
 
     def __init__(self, graph):
         self.graph = graph
         self.kinematics = _kinematics_template(graph)
-        self.chain = ChainAssembly(graph.energy)
+        self.chain = _chain_template(graph)
         self.m = graph.elastic.chain_size
         self.n = 3 + graph.elastic.size
         self.index = {row.name: k for k, row in enumerate(graph.parameter_table)}
+        self.platform = self._platform_template()
 
-    def selection(self, i: int, J_angles: ca.MX) -> ca.MX:
-        """G_i with z_i' = G_i q' for chain ``i``: its motor rate, its passive angles' rates (from
-        J_angles, the passive angles' Jacobian), the platform's and its own elastic rates."""
-        m, n = self.m, self.n
-        G = ca.MX(9 + m, n)
-        G[0, i] = 1
-        G[1, 0:3] = J_angles[i, :]
-        G[2, 0:3] = J_angles[3 + i, :]
-        G[3:9, 3:9] = ca.MX.eye(6)
-        offset = 3 + 6 + i * m
-        G[9:, offset:offset + m] = ca.MX.eye(m)
-        return G
+    def _parameter(self, p, name):
+        return p[self.index[name]]
+
+    def _platform_template(self) -> ca.Function:
+        """(J, dJ/dt theta', theta', dP', p) -> (M_tt, M_tp, M_pp, h_t, h_p, D_pp): the platform, the
+        rotors and the motors' friction. The platform's T = m/2 |J theta' + dP'|^2 + 1/2 rot' I rot' and
+        V = -m g . (P + dP); its Rayleigh damping alpha diag(m, m, m, I) acts on its elastic rates."""
+        P = self.graph.energy.P
+        J, drift, rate, platform_rate = (ca.SX.sym(name, *shape) for name, shape in (
+            ("J", (3, 3)), ("drift", (3, 1)), ("rate", (3, 1)), ("platform_rate", (6, 1))))
+        mass = P["platform.mass"]
+        gravity = ca.vertcat(*(P[f"gravity.{axis}"] for axis in "xyz"))
+        load = mass * (drift - gravity)
+        rotor = P["motor.gear_ratio"] ** 2 * P["motor.rotor_inertia"]
+        M_tt = mass * ca.mtimes(J.T, J) + rotor * ca.SX.eye(3)
+        M_tp = ca.horzcat(mass * J.T, ca.SX.zeros(3, 3))
+        M_pp = ca.diag(ca.vertcat(mass, mass, mass, *(P[f"platform.inertia.{axis}"] for axis in "xyz")))
+        D_pp = P["damping.alpha"] * M_pp
+        h_t = ca.mtimes(J.T, load) + P["motor.viscous_friction"] * rate
+        h_p = ca.vertcat(load, ca.SX.zeros(3)) + ca.mtimes(D_pp, platform_rate)
+        return ca.Function("delta_platform", [J, drift, rate, platform_rate, self.graph.p],
+                           [ca.densify(x) for x in (M_tt, M_tp, M_pp, h_t, h_p, D_pp)], {"cse": True})
 
     def terms(self, q, qd, p):
-        """(M, h, K_strain, K_elastic) at (q, qd): M qdd + h = B u, and the strain and strain + axial-load
-        stiffness of the elastic coordinates embedded in q x q."""
-        n, m = self.n, self.m
-
-        def P_(name):
-            return p[self.index[name]]
-
+        """(M, h, K_elastic, D) at (q, qd) (MX: calls of the templates, blocks put together): M qdd + h = B u,
+        the elastic stiffness (strain and axial load) and the damping (motor friction, Rayleigh damping of the
+        elastic rates). Chain i's own coordinates sit at 9 + i m; the platform's (3..8) are shared."""
+        m = self.m
         theta, rate = q[:3], qd[:3]
-        _, J, drift, angles, J_angles, angle_drift, tensions, dtension = self.kinematics(theta, rate, p)
-        M, h = ca.MX(n, n), ca.MX(n, 1)
-        K_strain, K_axial = ca.MX(n, n), ca.MX(n, n)
+        J, drift, J_angles, angle_drift, angles, tensions, dtension = self.kinematics(theta, rate, p)
+        shared = dict(zip(("M_tt", "M_tp", "M_pp", "h_t", "h_p", "D_pp"),
+                          self.platform(J, drift, rate, qd[3:9], p))) | {"K_pp": ca.MX(6, 6)}
+        own = []
         for i in range(3):
             offset = 9 + i * m
-            z = ca.vertcat(theta[i], angles[i], angles[3 + i], q[3:9], q[offset:offset + m])
-            G = self.selection(i, J_angles)
-            z_rate = ca.mtimes(G, qd)
-            M_z, c_z, Ks, Ka, dV = self.chain(z, z_rate, tensions[i], CHAIN_ANGLES[i], p)
-            drift_z = ca.vertcat(0, angle_drift[i], angle_drift[3 + i], ca.MX(6 + m, 1))
-            M += ca.mtimes([G.T, M_z, G])
-            h += ca.mtimes(G.T, c_z + ca.mtimes(M_z, drift_z))
-            h[0:3] += dtension[i, :].T * dV
-            E = G[3:, :]  # the elastic coordinates of z among q
-            K_strain += ca.mtimes([E.T, Ks, E])
-            K_axial += ca.mtimes([E.T, Ka, E])
-        # platform: T = m/2 |J theta' + dP'|^2 + 1/2 rot' I rot', V = -m g . (P + dP)
-        mass = P_("platform.mass")
-        G_P = ca.horzcat(J, ca.MX.eye(3), ca.MX(3, n - 6))
-        inertia = ca.vertcat(*(P_(f"platform.inertia.{axis}") for axis in "xyz"))
-        g = ca.vertcat(*(P_(f"gravity.{axis}") for axis in "xyz"))
-        M += mass * ca.mtimes(G_P.T, G_P)
-        M[6:9, 6:9] += ca.diag(inertia)
-        h += ca.mtimes(G_P.T, mass * (drift - g))
-        M[0:3, 0:3] += P_("motor.gear_ratio") ** 2 * P_("motor.rotor_inertia") * ca.MX.eye(3)
-        # dissipation: motor friction, Rayleigh damping of the elastic rates
-        elastic_rate = qd[3:]
-        h[0:3] += P_("motor.viscous_friction") * rate
-        h[3:] += (P_("damping.alpha") * ca.mtimes(M[3:, 3:], elastic_rate)
-                  + P_("damping.beta") * ca.mtimes(K_strain[3:, 3:], elastic_rate))
-        return M, h, K_strain, K_strain + K_axial
+            elastic = ca.vertcat(q[3:9], q[offset:offset + m])
+            g = ca.vertcat(ca.MX(ca.DM.eye(3)[i, :]), J_angles[i, :], J_angles[3 + i, :])
+            rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
+            blocks = dict(zip(CHAIN_BLOCKS, self.chain(
+                ca.vertcat(theta[i], angles[i], angles[3 + i]), elastic, rates, g,
+                ca.vertcat(angle_drift[i], angle_drift[3 + i]), tensions[i], dtension[i, :].T, CHAIN_ANGLES[i], p)))
+            shared = {key: shared[key] + blocks[key] for key in SHARED}
+            own.append((9 + i * m, blocks))
+        n = self.n
+
+        def placed(key, theta_blocks=True):
+            """The placements of the symmetric q x q matrix ``key``: its shared blocks, then each chain's own
+            ones, each upper block also transposed below the diagonal."""
+            out = [(3, 3, shared[f"{key}_pp"])]
+            upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
+            if theta_blocks:
+                out.append((0, 0, shared[f"{key}_tt"]))
+            for first, blocks in own:
+                out.append((first, first, blocks[f"{key}_oo"]))
+                upper.append((3, first, blocks[f"{key}_po"]))
+                if theta_blocks:
+                    upper.append((0, first, blocks[f"{key}_to"]))
+            return out + upper + [(column, row, block.T) for row, column, block in upper]
+
+        friction = self._parameter(p, "motor.viscous_friction") * ca.MX.ones(3)
+        M = _from_blocks(n, placed("M"))
+        K_elastic = _from_blocks(n, placed("K", theta_blocks=False))
+        D = _from_blocks(n, [(0, 0, ca.diag(friction))] + placed("D", theta_blocks=False))
+        forces = [blocks["h_o"] for _, blocks in own]
+        h_t, h_p = shared["h_t"], shared["h_p"]
+        return M, ca.vertcat(h_t, h_p, *forces), K_elastic, D
+
+def _from_blocks(n: int, placements) -> ca.MX:
+    """The n x n MX matrix holding the dense ``placements`` (row, column, block), which must not overlap,
+    and zeros elsewhere: one gather of the blocks' entries into the matrix's nonzeros, in column order (a
+    vertical concatenation of matrices would transpose them). A block given as ``B.T`` of an MX ``B`` is
+    gathered from B's entries, transposed by the gather's indices, not by an operation."""
+    entries, rows, columns, index, k = [], [], [], [], 0
+    sources = {}  # id of a block's untransposed MX -> where its entries start
+    for row, column, block in placements:
+        base, transposed = (block.dep(0), True) if block.is_op(ca.OP_TRANSPOSE) else (block, False)
+        r, c = base.shape
+        if id(base) not in sources:
+            sources[id(base)] = k
+            entries.append(ca.vec(ca.densify(base)))
+            k += r * c
+        start = sources[id(base)]
+        for b in range(c):
+            for a in range(r):
+                rows.append(row + (b if transposed else a))
+                columns.append(column + (a if transposed else b))
+                index.append(start + a + b * r)
+    order = sorted(range(len(index)), key=lambda j: (columns[j], rows[j]))
+    sparsity = ca.Sparsity.triplet(n, n, [rows[j] for j in order], [columns[j] for j in order])
+    return ca.MX(sparsity, ca.vertcat(*entries)[[index[j] for j in order]])
 
 
 def delta_compiled(graph, model) -> CompiledDynamics:
@@ -152,12 +261,10 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     xm, um, pcm = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", npar + c.numel())
     q, qd, p, s = xm[:n], xm[n:], pcm[:npar], pcm[npar:]
     B = ca.vertcat(ca.MX.eye(3), ca.MX(n - 3, 3))
-
-    def accelerations(qv, qdv, uv):
-        M, h, _, _ = assembly.terms(qv, qdv, p)
-        return ca.solve(M, ca.mtimes(B, uv) - h, "ldl")
-
-    qdd_m = accelerations(q, qd, um)
+    M, h, K, D = assembly.terms(q, qd, p)
+    mass_form = ca.Function("mass_form", [xm, um, pcm], [M, ca.mtimes(B, um) - h, K, D],
+                            ["x", "u", "pc"], ["M", "f", "K", "D"])
+    qdd_m = ca.solve(M, ca.mtimes(B, um) - h, "ldl")
     state_derivative = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, qdd_m)],
                                    ["x", "u", "pc"], ["xdot"])
     y_m = observed(q, qd, qdd_m, p, s)
@@ -168,15 +275,9 @@ def delta_compiled(graph, model) -> CompiledDynamics:
                               ["x", "u", "pc", "dx", "du"], ["dxdot", "dy"])
 
     qn, qdn, v0, step = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("v0", n), ca.MX.sym("h")
-    M, h, K_strain, K_elastic = assembly.terms(qn, qdn, p)
-    r = qdn - v0 - step / 2 * ca.solve(M, ca.mtimes(B, um) - h, "ldl")
-    def P_(name):
-        return p[assembly.index[name]]
-
-    D = ca.MX(n, n)
-    D[0:3, 0:3] = P_("motor.viscous_friction") * ca.MX.eye(3)
-    D[3:, 3:] = P_("damping.alpha") * M[3:, 3:] + P_("damping.beta") * K_strain[3:, 3:]
-    correction = ca.solve(M + step / 2 * D + step**2 / 4 * K_elastic, ca.mtimes(M, r), "ldl")
+    Mn, fn, Kn, Dn = mass_form(ca.vertcat(qn, qdn), um, pcm)
+    r = qdn - v0 - step / 2 * ca.solve(Mn, fn, "ldl")
+    correction = ca.solve(Mn + step / 2 * Dn + step**2 / 4 * Kn, ca.mtimes(Mn, r), "ldl")
     newton = ca.Function("newton_correction", [qn, qdn, v0, um, pcm, step], [correction],
                          ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
-    return CompiledDynamics(constants, state_derivative, outputs, directional, newton)
+    return CompiledDynamics(constants, state_derivative, outputs, directional, newton, mass_form)

@@ -22,7 +22,7 @@ import casadi as ca
 import numpy as np
 import scipy.linalg
 
-from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
+from flexfmu.dynamics.delta.assembly import ElementEnergies, elastic_layout
 from flexfmu.dynamics.delta.graph import delta_parameters
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
 
@@ -77,7 +77,7 @@ def pose_modes(arm, position, elements: int | None = None, approximation: str | 
     dims = Dimensions(values["base.radius"], values["platform.radius"], values["upper.length"], values["lower.length"])
     theta = DeltaKinematics(dims).inverse(position)
     layout = elastic_layout(settings.approximation, settings.count)
-    energies = DeltaEnergies(layout, values, settings.axial_load)
+    energies = ElementEnergies(layout, values, settings.axial_load)
     d, rate = ca.SX.sym("d", layout.size), ca.SX.sym("rate", layout.size)
     kinetic = energies.kinetic(ca.DM(theta), d, ca.DM.zeros(3), rate, d, rate)
     potential = sum(energies.potential(ca.DM(theta), d))

@@ -27,8 +27,9 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics import metadata as md
-from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
+from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
+from flexfmu.dynamics.delta.reduction import link_bases
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes.elements import check_approximation
@@ -88,13 +89,17 @@ class DeltaGraph:
         self.arm = arm
         self.parameter_table = delta_parameters(arm)
         self.P = ParameterSymbols(self.parameter_table)
-        self.elastic = elastic_layout(arm.elements.approximation, arm.elements.count)
+        settings = arm.elements
+        self.bases = link_bases(settings, {row.name: row.value for row in self.parameter_table})
+        self.elastic = chain_layout(self.bases, settings.approximation, settings.count)
         joints = tuple(Coordinate(f"theta[{i}]", "joint", i, "rad") for i in (1, 2, 3))
         self.layout = joints + self.elastic.records
         n = len(self.layout)
         self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
         self.theta, self.d = self.q[:3], self.q[3:]
-        self.energy = DeltaEnergies(self.elastic, self.P, arm.elements.axial_load)
+        lengths = {link: getattr(arm, link).length for link in ("upper", "lower")}
+        self.energy = BodyEnergies(self.elastic, self.bases, lengths, settings.approximation, settings.count, self.P,
+                                   settings.axial_load)
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
         self.joint_torques: list[Signal] = []  # outputs of prescribed joints: the motors are torque-driven

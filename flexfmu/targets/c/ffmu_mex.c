@@ -174,7 +174,7 @@ static mxArray *info(void)
     mxSetField(s, 0, "nu", mxCreateDoubleScalar(m->nu));
     mxSetField(s, 0, "ny", mxCreateDoubleScalar(m->ny));
     mxSetField(s, 0, "np", mxCreateDoubleScalar(m->np));
-    mxSetField(s, 0, "integrator", mxCreateString(m->integrator == FFMU_RK4 ? "rk4" : "implicit_midpoint"));
+    mxSetField(s, 0, "integrator", mxCreateString(m->integrator == FFMU_RK4 ? "rk4" : m->integrator == FFMU_ROSENBROCK ? "rosenbrock" : "implicit_midpoint"));
     mxSetField(s, 0, "internal_step", mxCreateDoubleScalar(m->internal_step));
     mxSetField(s, 0, "sample_time", mxCreateDoubleScalar(d->sample_time));
     mxSetField(s, 0, "state_names", strings(m->state_names, m->nx));

@@ -44,7 +44,7 @@ typedef struct {
     ffmu_work work;
 } ffmu_function;
 
-enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1 };
+enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1, FFMU_ROSENBROCK = 2 };
 
 typedef struct {
     const char *model_name;      /* the arm's name */
@@ -60,7 +60,7 @@ typedef struct {
     const char *const *input_names;     /* nu */
     const char *const *output_names;    /* ny */
 
-    int integrator;              /* FFMU_RK4 or FFMU_IMPLICIT_MIDPOINT */
+    int integrator;              /* FFMU_RK4, FFMU_IMPLICIT_MIDPOINT or FFMU_ROSENBROCK */
     double internal_step;        /* fixed internal step h of co-simulation (s) */
 
     /* constants:   (p[np]) -> (c[nc])   parameter-only parts of the model, hoisted
