@@ -59,7 +59,8 @@ def passive_angles(theta, P, dims):
 
 def _kinematics_template(graph) -> ca.Function:
     """(theta, theta', p) -> (J, dJ/dt theta', the passive angles' Jacobian and velocity-product rates,
-    passive angles [phi2; phi3], tensions f, df/dtheta)."""
+    passive angles [phi2; phi3], tensions f, df/dtheta, the passive angles' Hessians (6 x 9, each row one
+    angle's 3 x 3 Hessian in theta, column-major))."""
     theta, rate, p = ca.SX.sym("theta", 3), ca.SX.sym("rate", 3), graph.p
     energy = graph.energy
     P = forward_kinematics(theta, energy.dims)
@@ -72,7 +73,8 @@ def _kinematics_template(graph) -> ca.Function:
         return ca.jtimes(ca.mtimes(jacobian, rate), theta, rate)
 
     return ca.Function("delta_kinematics", [theta, rate, p],
-                       [J, drift(J), J_angles, drift(J_angles), angles, tensions, ca.jacobian(tensions, theta)],
+                       [J, drift(J), J_angles, drift(J_angles), angles, tensions, ca.jacobian(tensions, theta),
+                        ca.vertcat(*(ca.vec(ca.hessian(angles[k], theta)[0]).T for k in range(6)))],
                        {"cse": True})
 
 
@@ -89,9 +91,9 @@ def _body_template(body, p, name: str) -> ca.Function:
 
 
 # the blocks of one chain's terms over theta (t), the platform's elastic coordinates (p) and its own (o)
-CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o", "K_pp", "K_po", "K_oo", "D_pp",
-                "D_po", "D_oo")
-SHARED = ("M_tt", "M_tp", "M_pp", "h_t", "h_p", "K_pp", "D_pp")  # summed over the chains
+CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o", "K_tt", "K_tp", "K_to", "K_pp",
+                "K_po", "K_oo", "D_pp", "D_po", "D_oo")
+SHARED = ("M_tt", "M_tp", "M_pp", "h_t", "h_p", "K_tt", "K_tp", "K_pp", "D_pp")  # summed over the chains
 
 
 def _chain_template(graph) -> ca.Function:
@@ -105,7 +107,7 @@ def _chain_template(graph) -> ca.Function:
     energy, p = graph.energy, graph.p
     m = energy.layout.chain_size
     angles, elastic, rates = ca.SX.sym("angles", 3), ca.SX.sym("elastic", 6 + m), ca.SX.sym("rates", 9 + m)
-    g, angle_drift = ca.SX.sym("g", 3, 3), ca.SX.sym("angle_drift", 2)
+    g, angle_drift, curvature = ca.SX.sym("g", 3, 3), ca.SX.sym("angle_drift", 2), ca.SX.sym("curvature", 2, 9)
     tension, dtension, chain_angle = ca.SX.sym("tension"), ca.SX.sym("dtension", 3), ca.SX.sym("chain_angle")
     z = ca.vertcat(angles, elastic)
     f = chain_frames_from_angles(rot_z(chain_angle), angles[0], angles[1], angles[2], energy.dims)
@@ -122,8 +124,12 @@ def _chain_template(graph) -> ca.Function:
         c += ca.mtimes(A.T, ca.mtimes(M_b, ca.jtimes(v, z, rates)) + Q_b)
     gravity, strain, axial = energy.chain_potential(f, elastic[0:6], elastic[6:], tension)
     c += ca.gradient(gravity + strain + axial, z) + ca.mtimes(M[:, 1:3], angle_drift)
+    # the elastic potential's Hessian over every coordinate: the stiff part of the Jacobian (the strain of a
+    # deformed chain also resists its joint angles), carried to (theta; elastic) with the passive angles'
+    # curvature
+    K_z, gradient = ca.hessian(strain + axial, z)
     K_strain = ca.hessian(strain, elastic)[0]
-    K_axial = ca.hessian(axial, elastic)[0] if energy.axial_load else ca.SX(6 + m, 6 + m)
+    K_tt = ca.mtimes([g.T, K_z[0:3, 0:3], g]) + ca.reshape(ca.mtimes(gradient[1:3].T, curvature), 3, 3)
     h_t = ca.mtimes(g.T, c[0:3])
     if energy.axial_load:
         h_t += dtension * ca.gradient(axial, tension)
@@ -133,11 +139,15 @@ def _chain_template(graph) -> ca.Function:
     # t: theta, p: the platform's elastic coordinates, o: the chain's own
     blocks = {"M_tt": ca.mtimes([g.T, M[0:3, 0:3], g]), "M_tp": M_te[:, 0:6], "M_to": M_te[:, 6:], "h_t": h_t,
               "h_p": h_e[0:6], "h_o": h_e[6:]}
-    for key, matrix in (("M", M[3:, 3:]), ("K", K_strain + K_axial), ("D", D)):
+    K_te = ca.mtimes(g.T, K_z[0:3, 3:])
+    blocks |= {"K_tt": K_tt, "K_tp": K_te[:, 0:6], "K_to": K_te[:, 6:]}
+    for key, matrix in (("M", M[3:, 3:]), ("K", K_z[3:, 3:]), ("D", D)):
         blocks |= {f"{key}_pp": matrix[0:6, 0:6], f"{key}_po": matrix[0:6, 6:], f"{key}_oo": matrix[6:, 6:]}
-    return ca.Function("delta_chain", [angles, elastic, rates, g, angle_drift, tension, dtension, chain_angle, p],
+    return ca.Function("delta_chain",
+                       [angles, elastic, rates, g, angle_drift, curvature, tension, dtension, chain_angle, p],
                        [ca.densify(blocks[key]) for key in CHAIN_BLOCKS], ["angles", "elastic", "rates", "g",
-                       "angle_drift", "tension", "dtension", "chain_angle", "p"], list(CHAIN_BLOCKS), {"cse": True})
+                       "angle_drift", "curvature", "tension", "dtension", "chain_angle", "p"], list(CHAIN_BLOCKS),
+                       {"cse": True})
 
 
 class _Assembly:
@@ -181,9 +191,10 @@ class _Assembly:
         elastic rates). Chain i's own coordinates sit at 9 + i m; the platform's (3..8) are shared."""
         m = self.m
         theta, rate = q[:3], qd[:3]
-        J, drift, J_angles, angle_drift, angles, tensions, dtension = self.kinematics(theta, rate, p)
+        J, drift, J_angles, angle_drift, angles, tensions, dtension, curvature = self.kinematics(theta, rate, p)
         shared = dict(zip(("M_tt", "M_tp", "M_pp", "h_t", "h_p", "D_pp"),
-                          self.platform(J, drift, rate, qd[3:9], p))) | {"K_pp": ca.MX(6, 6)}
+                          self.platform(J, drift, rate, qd[3:9], p))) | {
+            key: ca.MX(*shape) for key, shape in (("K_tt", (3, 3)), ("K_tp", (3, 6)), ("K_pp", (6, 6)))}
         own = []
         for i in range(3):
             offset = 9 + i * m
@@ -192,7 +203,8 @@ class _Assembly:
             rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
             blocks = dict(zip(CHAIN_BLOCKS, self.chain(
                 ca.vertcat(theta[i], angles[i], angles[3 + i]), elastic, rates, g,
-                ca.vertcat(angle_drift[i], angle_drift[3 + i]), tensions[i], dtension[i, :].T, CHAIN_ANGLES[i], p)))
+                ca.vertcat(angle_drift[i], angle_drift[3 + i]), ca.vertcat(curvature[i, :], curvature[3 + i, :]),
+                tensions[i], dtension[i, :].T, CHAIN_ANGLES[i], p)))
             shared = {key: shared[key] + blocks[key] for key in SHARED}
             own.append((9 + i * m, blocks))
         n = self.n
@@ -213,7 +225,7 @@ class _Assembly:
 
         friction = self._parameter(p, "motor.viscous_friction") * ca.MX.ones(3)
         M = _from_blocks(n, placed("M"))
-        K_elastic = _from_blocks(n, placed("K", theta_blocks=False))
+        K_elastic = _from_blocks(n, placed("K"))
         D = _from_blocks(n, [(0, 0, ca.diag(friction))] + placed("D", theta_blocks=False))
         forces = [blocks["h_o"] for _, blocks in own]
         h_t, h_p = shared["h_t"], shared["h_p"]
