@@ -307,6 +307,6 @@ def mass_form(model, size: int) -> ca.Function:
         f += ca.mtimes(B[:, list(drives.torque_joints)], u[list(drives.torques)])
     if drives.prescribed:
         f -= ca.mtimes(M[:, list(drives.prescribed)], u[list(drives.accelerations)])
-    K, D = model.structure_matrices(p)
+    K, D = model.stiffness_at(q_all, p)
     return ca.Function("mass_form", [x, u, pc], [M[states, states], f[states], K[states, states], D[states, states]],
                        ["x", "u", "pc"], ["M", "f", "K", "D"])

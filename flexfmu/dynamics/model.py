@@ -251,6 +251,16 @@ class Model:
         return ca.Function("structure_matrices", [self._graph.p], [K, D], ["p"], ["K", "D"])
 
     @cached_property
+    def stiffness_at(self) -> ca.Function:
+        """(q, p) -> (K, D): the stiff part of the dynamics' Jacobian at q that the stiff integrators' iteration
+        matrices hold (flexfmu.integrate): the structure matrices of a serial chain (constant in q), the pose's
+        elastic stiffness and damping of a Delta robot (its graph's ``pose_structure``)."""
+        g = self._graph
+        pose = getattr(g, "pose_structure", None)
+        K, D = pose() if pose else g.structure()
+        return ca.Function("stiffness_at", [g.q, g.p], [K, D], ["q", "p"], ["K", "D"])
+
+    @cached_property
     def coriolis(self) -> ca.Function:
         """C(q, qd, p) from the Christoffel symbols of M (paper 002 Theorem 1):
         C = 1/2 (dM/dt + J - J'), J = d(M qd)/dq, so dM/dt - 2C = J' - J."""

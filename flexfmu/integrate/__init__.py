@@ -37,6 +37,10 @@ RK4_ACCURACY = 0.3  # h * omega_max for the default RK4 step
 STABILITY_LIMITS = {"rk4": 2.0 * math.sqrt(2.0), "implicit": math.inf, "rosenbrock": math.inf}
 NEWTON_ITERATIONS = 3
 ROS2_GAMMA = 1.0 + 1.0 / math.sqrt(2.0)  # L-stability of ROS2 (Verwer et al. 1999)
+# RK4 stays the default while its accurate step needs at most this many substeps per communication step;
+# beyond, the arm is stiff and the Rosenbrock step at the communication step is the default (a ROS2 step
+# costs about as much as two RK4 substeps)
+MAX_RK4_SUBSTEPS = 16
 
 
 def _symbols(rhs: ca.Function):
@@ -199,6 +203,14 @@ def default_internal_step(omega_max: float, integrator: str, communication_step:
     limit = RK4_ACCURACY if integrator == "rk4" else 2.0
     substeps = max(1, math.ceil(communication_step * omega_max / limit - 1e-12))
     return communication_step / substeps
+
+
+def default_integrator(omega_max: float, communication_step: float) -> str:
+    """The integrator an export uses unless told: ``rk4`` while its accurate step needs at most
+    :data:`MAX_RK4_SUBSTEPS` substeps of ``communication_step`` for the highest frequency ``omega_max`` (rad/s),
+    else ``rosenbrock`` (a stiff arm: its fastest modes are damped, not followed)."""
+    substeps = communication_step / default_internal_step(omega_max, "rk4", communication_step)
+    return "rk4" if substeps <= MAX_RK4_SUBSTEPS + 1e-9 else "rosenbrock"
 
 
 def stable_step(omega_max: float, integrator: str) -> float:

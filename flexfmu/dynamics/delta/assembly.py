@@ -319,11 +319,13 @@ class RobotEnergies:
             total += self.chain_kinetic(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local, q, q_dot)
         return total
 
-    def potential(self, theta, d):
-        """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``)."""
+    def potential(self, theta, d, tensions=None):
+        """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``), the axial load's
+        with the lower links' static ``tensions`` (3, N; None: :meth:`tensions` at the pose)."""
         P = forward_kinematics(theta, self.dims)
         platform, chains = self.split(d)
-        tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
+        if tensions is None:
+            tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
         gravity, strain, axial = self.platform_gravity(P, platform), 0, 0
         for i, local in enumerate(chains):
             parts = self.chain_potential(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,

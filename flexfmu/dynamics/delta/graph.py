@@ -103,6 +103,7 @@ class DeltaGraph:
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
         self.joint_torques: list[Signal] = []  # outputs of prescribed joints: the motors are torque-driven
+        self.frozen_tensions = ca.SX.sym("tensions", 3)  # the axial forces held fixed (pose_structure)
         self._terms = None
         self._dynamics = None
 
@@ -188,15 +189,17 @@ class DeltaGraph:
         return at_home(start, self.p)
 
     def pose_structure(self) -> tuple[ca.SX, ca.SX]:
-        """(K(q), D(q)) embedded in q x q: the elastic stiffness (Hessian of the strain and axial-load energy
-        in d) and the damping alpha M_dd + beta K_dd of the elastic rates (K_dd of the strain energy), with
-        the motors' viscous friction."""
-        _, _, V_strain, V_axial = self._lagrangian_terms()
+        """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
+        Hessian over every coordinate of the strain and axial-load energy (its stiffness in d, and how the
+        strain of deformed links resists the motor angles), the axial forces held at their value at q; D the
+        damping alpha M_dd + beta K_dd of the elastic rates (K_dd the strain energy's Hessian in d), with the
+        motors' viscous friction."""
+        q, P = self.q, self.P
+        _, V_strain, V_axial = self.energy.potential(q[:3], q[3:], self.frozen_tensions)
+        K = ca.hessian(V_strain + V_axial, q)[0]
+        K = ca.substitute(K, self.frozen_tensions, self.energy.tensions(q[:3], forward_kinematics(q[:3], self.dimensions)))
         M = self.dynamics("energy")[0]
-        K_strain = ca.hessian(V_strain, self.d)[0]
-        K_dd = K_strain + ca.hessian(V_axial, self.d)[0] if self.arm.elements.axial_load else K_strain
-        P = self.P
-        K = ca.diagcat(ca.SX(3, 3), K_dd)
+        K_strain = ca.hessian(self._lagrangian_terms()[2], self.d)[0]
         D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
                        P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K_strain)
         return K, D
