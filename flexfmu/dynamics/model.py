@@ -159,11 +159,35 @@ class Model:
         return np.zeros(len(self.layout)) if start is None else np.asarray(start(), float)
 
     @property
+    def reduction(self):
+        """How the arm's flexible bodies were reduced (:class:`flexfmu.dynamics.metadata.ReductionSummary`), or
+        None for an arm whose flexible links are not finite-element bodies."""
+        return getattr(self._graph, "reduction", None)
+
+    @cached_property
+    def _holding(self) -> tuple[np.ndarray, np.ndarray]:
+        from flexfmu.dynamics.equilibrium import holding_equilibrium
+
+        return holding_equilibrium(self)
+
+    @property
     def start_state(self) -> np.ndarray:
-        """x = [q0; 0] over the state coordinates at the arm's start pose, at rest: where the FMU, the
-        reference and a scenario start."""
-        q0 = self.start_coordinates[list(self.drives.states)]
+        """x = [q0; 0] over the state coordinates: the arm at rest at its start pose, its joints at their start
+        angles and everything else (modes, rotors, elastic coordinates) at the static equilibrium there
+        (:mod:`flexfmu.dynamics.equilibrium`): where the FMU, the reference and a scenario start."""
+        q0 = self._holding[0][list(self.drives.states)]
         return np.concatenate([q0, np.zeros(len(q0))])
+
+    @property
+    def start_inputs(self) -> np.ndarray:
+        """u that holds the arm at rest in :attr:`start_state`: the joints' holding torques, and the prescribed
+        joints' start angles with zero rate and acceleration (the FMU's input start values)."""
+        q, tau = self._holding
+        drives = self.drives
+        u = np.zeros(len(self.input_table))
+        u[list(drives.torques)] = tau[list(drives.torque_joints)]
+        u[list(drives.angles)] = q[list(drives.prescribed)]
+        return u
 
     def coordinates_of(self, kind: str) -> list[int]:
         """Indices into q of the coordinates of ``kind`` (joint, rotor, modal, elastic)."""

@@ -52,6 +52,9 @@ class ExportSettings:
     allow_unstable_step : bool
         Export an explicit integrator's internal step beyond its stability limit for the arm's highest
         frequency (refused otherwise); the model description records it.
+    realtime_budget : float or None
+        Refuse the export when the compiled doStep, timed on this machine, costs more than this fraction of
+        the communication step (median of many steps); None times it and records it without a limit.
     """
 
     integrator: str | None = None
@@ -61,6 +64,7 @@ class ExportSettings:
     interface: str = "both"
     platforms: tuple[str, ...] | None = None
     allow_unstable_step: bool = False
+    realtime_budget: float | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class ExportReport:
     total_s: float | None = None
     platforms: tuple[str, ...] = ()
     skipped_platforms: dict[str, str] = field(default_factory=dict)
+    timing: object = None  # flexfmu.targets.timing.StepTiming of the host's binary, when one was built
 
 
 def check_settings(settings: ExportSettings) -> None:
@@ -94,6 +99,9 @@ def check_settings(settings: ExportSettings) -> None:
     for name in ("communication_step", "stop_time"):
         if not getattr(settings, name) > 0:
             problems.append(f"{name} must be > 0, got {getattr(settings, name)!r}")
+    if settings.realtime_budget is not None and not 0 < settings.realtime_budget:
+        problems.append(f"realtime budget must be a fraction of the communication step > 0, got "
+                        f"{settings.realtime_budget!r}")
     if settings.internal_step is not None and not settings.internal_step > 0:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
     if settings.platforms is not None:

@@ -29,7 +29,7 @@ import numpy as np
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
-from flexfmu.dynamics.delta.reduction import link_bases
+from flexfmu.dynamics.delta.reduction import link_bases, reduction_of
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes.elements import check_approximation
@@ -143,6 +143,15 @@ class DeltaGraph:
         """Kinetic and potential (gravity, strain, axial-load) energy."""
         T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
         return T, V_gravity + V_strain + V_axial
+
+    @property
+    def reduction(self) -> md.ReductionSummary:
+        """How the links were reduced (:class:`flexfmu.dynamics.metadata.ReductionSummary`)."""
+        reduction = reduction_of(self.arm.elements)
+        bodies = tuple(md.ReducedBody(f"{link} link", len(basis.boundary),
+                                      tuple((m.field, m.frequency, m.kept) for m in basis.modes))
+                       for link, basis in self.bases.items())
+        return md.ReductionSummary(reduction.method, reduction.describe(), bodies)
 
     def start_coordinates(self) -> np.ndarray:
         """q at the arm's home position with undeformed links: the FMU's start values."""

@@ -54,7 +54,8 @@ typedef struct {
 
     const double *parameter_start;   /* np nominal values */
     const int *parameter_tunable;    /* np flags: 1 tunable, 0 fixed (set before initialization only) */
-    const double *state_start;       /* nx start values of x */
+    const double *state_start;       /* nx start values of x: the arm at rest at its start pose */
+    const double *input_start;       /* nu start values of u: what holds it there (flexfmu.dynamics.equilibrium) */
     const char *const *parameter_names; /* np, for messages */
     const char *const *state_names;     /* nx */
     const char *const *input_names;     /* nu */
