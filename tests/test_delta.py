@@ -19,6 +19,9 @@ from flexfmu import SpecError
 from flexfmu.cli import main
 from flexfmu.dynamics.delta.assembly import elastic_layout
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
+from flexfmu.dynamics.delta.reduction import Reduction
+
+FULL = Reduction("none")  # the paper's finite-element model, every nodal value
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, KinematicsError
 from flexfmu.harness.reproductions.paper003 import LATERAL, TABLE2, TABLE3
 from flexfmu.modes.elements import JOINT_VALUES, BeamSection, NodeLayout, straight_beam
@@ -221,7 +224,7 @@ def table_frequencies(arm):
     run = {}
     for approximation, counts in (("linear-cubic", (1, 2, 4)), ("cubic-quintic", (1, 2))):
         for n in counts:
-            run[approximation, n] = natural_frequencies(arm, P0, elements=n, approximation=approximation,
+            run[approximation, n] = natural_frequencies(arm, P0, elements=n, approximation=approximation, reduction=FULL,
                                                         axial_load=False)
     return run
 

@@ -67,7 +67,7 @@ CALLABLES = dict(public_callables())
 
 
 def test_the_walk_finds_the_api():
-    assert {"flexfmu.spec.load.load_arm", "flexfmu.dynamics.model.build_model",
+    assert {"flexfmu.kinds.load_arm", "flexfmu.kinds.build_model",
             "flexfmu.targets.export"} <= set(CALLABLES)
 
 

@@ -64,18 +64,6 @@ def reduction_lines(data: dict) -> list[str]:
     return lines
 
 
-def delta_frequencies(arm, count: int = 8) -> dict:
-    """The first ``count`` natural frequencies of the Delta robot ``arm`` at its home position with the motors
-    held (:func:`flexfmu.dynamics.delta.frequencies.natural_frequencies`), of the model as reduced and of the
-    full finite-element model."""
-    from flexfmu.dynamics.delta.frequencies import natural_frequencies
-    from flexfmu.dynamics.delta.reduction import Reduction
-
-    omega = natural_frequencies(arm, arm.home, count)
-    full = natural_frequencies(arm, arm.home, count, reduction=Reduction("none"))
-    return {"position": list(arm.home), "rad/s": [float(w) for w in omega], "full rad/s": [float(w) for w in full]}
-
-
 def examples() -> dict:
     """The shipped example arms (with their descriptions) and scenarios."""
     from flexfmu import load_arm
@@ -100,11 +88,13 @@ def run(args) -> int:
                 print(f"  {name:<{width}}  {text}")
         return 0
     from flexfmu import build_model, load_arm
+    from flexfmu.kinds import kind_of
 
     arm = load_arm(args.arm)
     data = describe(build_model(arm))
-    if arm.kind == "delta":
-        data["frequencies"] = delta_frequencies(arm)
+    frequencies = kind_of(arm).home_frequencies
+    if frequencies is not None:
+        data["frequencies"] = frequencies(arm)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

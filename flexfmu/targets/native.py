@@ -147,7 +147,8 @@ def _timed(bundle, chosen, settings, work: Path):
 
 
 def budget_advice(bundle, settings) -> str:
-    """What could bring an export's step within its budget, from what it is made of."""
+    """What could bring an export's step within its budget, from what it is made of: the ``bundle``'s
+    integrator, internal step and Model, and the ``settings``' communication step."""
     substeps = round(settings.communication_step / bundle.internal_step)
     advice = []
     if bundle.integrator == "rk4" and substeps > 1:

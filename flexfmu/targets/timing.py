@@ -75,7 +75,8 @@ def time_steps(sources: Path, objects: Path, c_files: list[str], communication_s
                steps: int = STEPS, seconds: float = SECONDS) -> StepTiming:
     """Time the FMU whose sources are in ``sources`` and whose host objects (one per C file of ``c_files``,
     the model and instance code) are in ``objects``: link them with the timing driver in ``work`` and run
-    it (see the module docstring).
+    doSteps of ``communication_step`` s, ``steps`` of them or for ``seconds`` s, whichever ends first (see the
+    module docstring).
 
     Raises
     ------

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import casadi as ca
 
-from flexfmu.dynamics.compiled import CompiledDynamics
 from flexfmu.dynamics.delta.assembly import LINKS, chain_frames_from_angles
 from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES, rot_z
 from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
+from flexfmu.dynamics.model import CompiledDynamics
 
 
 def passive_angles(theta, P, dims):
