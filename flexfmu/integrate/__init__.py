@@ -28,6 +28,7 @@ import math
 import casadi as ca
 import numpy as np
 
+from flexfmu.codegen.ldl import ldl_functions
 from flexfmu.dynamics.model import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit", "rosenbrock")
@@ -120,8 +121,8 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     M qdd = f - K q - D v linearised in the structure alone (K and D at the
     step's start), so a stage solves, with c = gamma h,
     (M + c D + c^2 K) k_v = M r_v - c K r_q and k_q = r_q + c k_v: one
-    matrix W = M + c D + c^2 K per step, two solves with it (sparse LDL'), and
-    two evaluations of the dynamics
+    matrix W = M + c D + c^2 K per step, factored once (``flexfmu.codegen.ldl``)
+    and solved twice, and two evaluations of the dynamics
     (``dynamics.mass_form`` at y0, ``dynamics.state_derivative`` at y0 + h k1).
 
     Parameters
@@ -143,11 +144,13 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     M, f, K, D = dynamics.mass_form(x, u, pc)
     c = ROS2_GAMMA * h
     W = M + c * D + c**2 * K
-    k1v = ca.solve(W, f - c * ca.mtimes(K, v0), "ldl")
+    ldl = ldl_functions(W.sparsity(), name=f"{name}_w")
+    factors = ldl.factor(ca.project(W, ldl.factor.sparsity_in(0)))
+    k1v = ldl.solve(*factors, f - c * ca.mtimes(K, v0))
     k1q = v0 + c * k1v
     a2 = rhs(ca.vertcat(q0 + h * k1q, v0 + h * k1v), u, pc)[n:]
     rq, rv = v0 + h * k1v - 2 * k1q, a2 - 2 * k1v
-    k2v = ca.solve(W, ca.mtimes(M, rv) - c * ca.mtimes(K, rq), "ldl")
+    k2v = ldl.solve(*factors, ca.mtimes(M, rv) - c * ca.mtimes(K, rq))
     k2q = rq + c * k2v
     x_next = ca.vertcat(q0 + h * (1.5 * k1q + 0.5 * k2q), v0 + h * (1.5 * k1v + 0.5 * k2v))
     return ca.Function(name, [x, u, pc, h], [x_next], ["x", "u", "pc", "h"], ["x_next"])

@@ -88,8 +88,10 @@ def cosimulation_annotation(info: Description) -> dict[str, str]:
 
 
 def add_tool_annotations(tool: ET.Element, info: Description) -> None:
-    """flexfmu's annotations of ``info`` under ``tool`` (FMI 2's Tool, FMI 3's Annotation): the co-simulation
-    scheme, the step's cost timed at export, and how the flexible bodies were reduced."""
+    """flexfmu's annotations of ``info`` under ``tool`` (FMI 2's Tool, FMI 3's Annotation, whose schemas allow
+    one element there: ``Export``, holding the rest): the co-simulation scheme, the step's cost timed at
+    export, and how the flexible bodies were reduced."""
+    tool = ET.SubElement(tool, "Export")
     ET.SubElement(tool, "CoSimulation", cosimulation_annotation(info))
     if info.timing is not None:
         t = info.timing

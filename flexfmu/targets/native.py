@@ -86,6 +86,9 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
     check_settings(settings)
     check_output(output)
     chosen, skipped = choose_platforms(settings.platforms)
+    if settings.realtime_budget is not None and host_platform() not in {platform.name for platform, _ in chosen}:
+        raise ExportError(f"--realtime-budget times the step on this machine, which needs its binary "
+                          f"({host_platform()}) among the platforms built")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="flexfmu-export-") as tmp:
         root = Path(tmp) / "fmu"
@@ -133,9 +136,6 @@ def _timed(bundle, chosen, settings, work: Path):
     ``settings.realtime_budget``: an ExportError naming what to change when the step costs more."""
     host = host_platform()
     if host not in {platform.name for platform, _ in chosen}:
-        if settings.realtime_budget is not None:
-            raise ExportError(f"--realtime-budget times the step on this machine, which needs its binary "
-                              f"({host}) among the platforms built")
         return None
     timing = time_steps(bundle.folder, work / "obj" / host, bundle.c_files, settings.communication_step, work)
     budget = settings.realtime_budget

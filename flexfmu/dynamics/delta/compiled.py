@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import casadi as ca
 
+from flexfmu.codegen.ldl import ldl_functions
 from flexfmu.dynamics.delta.assembly import LINKS, chain_frames_from_angles
 from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES, rot_z
 from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
@@ -59,8 +60,7 @@ def passive_angles(theta, P, dims):
 
 def _kinematics_template(graph) -> ca.Function:
     """(theta, theta', p) -> (J, dJ/dt theta', the passive angles' Jacobian and velocity-product rates,
-    passive angles [phi2; phi3], tensions f, df/dtheta, the passive angles' Hessians (6 x 9, each row one
-    angle's 3 x 3 Hessian in theta, column-major))."""
+    passive angles [phi2; phi3], tensions f, df/dtheta)."""
     theta, rate, p = ca.SX.sym("theta", 3), ca.SX.sym("rate", 3), graph.p
     energy = graph.energy
     P = forward_kinematics(theta, energy.dims)
@@ -73,9 +73,18 @@ def _kinematics_template(graph) -> ca.Function:
         return ca.jtimes(ca.mtimes(jacobian, rate), theta, rate)
 
     return ca.Function("delta_kinematics", [theta, rate, p],
-                       [J, drift(J), J_angles, drift(J_angles), angles, tensions, ca.jacobian(tensions, theta),
-                        ca.vertcat(*(ca.vec(ca.hessian(angles[k], theta)[0]).T for k in range(6)))],
+                       [J, drift(J), J_angles, drift(J_angles), angles, tensions, ca.jacobian(tensions, theta)],
                        {"cse": True})
+
+
+def _curvature_template(graph) -> ca.Function:
+    """(theta, p) -> the passive angles' Hessians in theta (6 x 9, each row one angle's 3 x 3 Hessian,
+    column-major): what the stiffness needs beyond the kinematics."""
+    theta, p = ca.SX.sym("theta", 3), graph.p
+    dims = graph.energy.dims
+    angles = ca.vertcat(*passive_angles(theta, forward_kinematics(theta, dims), dims))
+    return ca.Function("delta_curvature", [theta, p],
+                       [ca.vertcat(*(ca.vec(ca.hessian(angles[k], theta)[0]).T for k in range(6)))], {"cse": True})
 
 
 def _body_template(body, p, name: str) -> ca.Function:
@@ -91,62 +100,88 @@ def _body_template(body, p, name: str) -> ca.Function:
 
 
 # the blocks of one chain's terms over theta (t), the platform's elastic coordinates (p) and its own (o)
-CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o", "K_tt", "K_tp", "K_to", "K_pp",
-                "K_po", "K_oo", "D_pp", "D_po", "D_oo")
-SHARED = ("M_tt", "M_tp", "M_pp", "h_t", "h_p", "K_tt", "K_tp", "K_pp", "D_pp")  # summed over the chains
+CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o")
+STIFFNESS_BLOCKS = ("K_tt", "K_tp", "K_to", "K_pp", "K_po", "K_oo")
+
+
+class _ChainSymbols:
+    """The symbols of one chain's templates and what both build from them: z = (angles, elastic), the chain's
+    frames and its links' coordinates xi."""
+
+    def __init__(self, graph):
+        self.energy, self.p = graph.energy, graph.p
+        m = self.energy.layout.chain_size
+        self.angles, self.elastic = ca.SX.sym("angles", 3), ca.SX.sym("elastic", 6 + m)
+        self.g, self.tension, self.chain_angle = ca.SX.sym("g", 3, 3), ca.SX.sym("tension"), ca.SX.sym("chain_angle")
+        self.z = ca.vertcat(self.angles, self.elastic)
+        self.frames = chain_frames_from_angles(rot_z(self.chain_angle), self.angles[0], self.angles[1],
+                                               self.angles[2], self.energy.dims)
+        self.coordinates = self.energy.link_coordinates(self.frames, self.elastic[0:6], self.elastic[6:])
+        self.potential = self.energy.chain_potential(self.frames, self.elastic[0:6], self.elastic[6:], self.tension)
+
+    def blocks(self, key: str, upper, matrix) -> dict:
+        """The blocks ``key``_tt, _tp, _to of ``upper`` (the theta rows, already carried by g) and _pp, _po, _oo of
+        the elastic ``matrix``."""
+        out = {f"{key}_tt": upper[:, 0:3], f"{key}_tp": upper[:, 3:9], f"{key}_to": upper[:, 9:]} if upper is not None \
+            else {}
+        return out | {f"{key}_pp": matrix[0:6, 0:6], f"{key}_po": matrix[0:6, 6:], f"{key}_oo": matrix[6:, 6:]}
 
 
 def _chain_template(graph) -> ca.Function:
     """(angles, elastic, z', g, the passive angles' drift, tension, df/dtheta row, chain angle, p) -> the
     :data:`CHAIN_BLOCKS` of one chain: its terms M_z, c_z in its coordinates z = (angles, elastic) (c_z with
     the potential's gradient) carried to (theta; elastic) by G = [g 0; 0 I] (g: the angles' rows over
-    theta), M = G' M_z G, h = G' (c_z + M_z dG/dt q') and the axial load's share through the tension; K the
-    elastic stiffness (strain and axial load) and D the Rayleigh damping alpha M + beta K_strain of the
-    chain's links, whose force D e' is in h. The blocks come out dense and apart (each symmetric matrix's
-    lower blocks are the transposes of its upper ones), so the assembly only adds and places them."""
-    energy, p = graph.energy, graph.p
+    theta), M = G' M_z G, h = G' (c_z + M_z dG/dt q') with the axial load's share through the tension and
+    the Rayleigh damping alpha M e' + beta K_strain e' of the chain's links. The blocks come out dense and
+    apart (the lower blocks of M are the transposes of its upper ones), so the assembly only adds and places
+    them."""
+    c_ = _ChainSymbols(graph)
+    energy, p, z, elastic, g = c_.energy, c_.p, c_.z, c_.elastic, c_.g
     m = energy.layout.chain_size
-    angles, elastic, rates = ca.SX.sym("angles", 3), ca.SX.sym("elastic", 6 + m), ca.SX.sym("rates", 9 + m)
-    g, angle_drift, curvature = ca.SX.sym("g", 3, 3), ca.SX.sym("angle_drift", 2), ca.SX.sym("curvature", 2, 9)
-    tension, dtension, chain_angle = ca.SX.sym("tension"), ca.SX.sym("dtension", 3), ca.SX.sym("chain_angle")
-    z = ca.vertcat(angles, elastic)
-    f = chain_frames_from_angles(rot_z(chain_angle), angles[0], angles[1], angles[2], energy.dims)
-    coordinates = energy.link_coordinates(f, elastic[0:6], elastic[6:])
+    rates, angle_drift, dtension = ca.SX.sym("rates", 9 + m), ca.SX.sym("angle_drift", 2), ca.SX.sym("dtension", 3)
     M, c = ca.SX(9 + m, 9 + m), ca.SX(9 + m, 1)
     for link in LINKS:
-        origin, R = energy.link_frame(f, link)
-        xi = coordinates[link]
+        origin, R = energy.link_frame(c_.frames, link)
+        xi = c_.coordinates[link]
         W = ca.mtimes(R.T, ca.jtimes(R, z, rates))
         v = ca.vertcat(ca.mtimes(R.T, ca.jtimes(origin, z, rates)), W[2, 1], W[0, 2], W[1, 0], ca.jtimes(xi, z, rates))
         A = ca.jacobian(v, rates)
         M_b, Q_b = _body_template(energy.bodies[link], p, f"delta_{link}_body")(xi, v, p)
         M += ca.mtimes([A.T, M_b, A])
         c += ca.mtimes(A.T, ca.mtimes(M_b, ca.jtimes(v, z, rates)) + Q_b)
-    gravity, strain, axial = energy.chain_potential(f, elastic[0:6], elastic[6:], tension)
+    gravity, strain, axial = c_.potential
     c += ca.gradient(gravity + strain + axial, z) + ca.mtimes(M[:, 1:3], angle_drift)
-    # the elastic potential's Hessian over every coordinate: the stiff part of the Jacobian (the strain of a
-    # deformed chain also resists its joint angles), carried to (theta; elastic) with the passive angles'
-    # curvature
-    K_z, gradient = ca.hessian(strain + axial, z)
-    K_strain = ca.hessian(strain, elastic)[0]
-    K_tt = ca.mtimes([g.T, K_z[0:3, 0:3], g]) + ca.reshape(ca.mtimes(gradient[1:3].T, curvature), 3, 3)
     h_t = ca.mtimes(g.T, c[0:3])
     if energy.axial_load:
-        h_t += dtension * ca.gradient(axial, tension)
-    D = energy.P["damping.alpha"] * M[3:, 3:] + energy.P["damping.beta"] * K_strain
-    h_e = c[3:] + ca.mtimes(D, rates[3:])
-    M_te = ca.mtimes(g.T, M[0:3, 3:])
-    # t: theta, p: the platform's elastic coordinates, o: the chain's own
-    blocks = {"M_tt": ca.mtimes([g.T, M[0:3, 0:3], g]), "M_tp": M_te[:, 0:6], "M_to": M_te[:, 6:], "h_t": h_t,
-              "h_p": h_e[0:6], "h_o": h_e[6:]}
-    K_te = ca.mtimes(g.T, K_z[0:3, 3:])
-    blocks |= {"K_tt": K_tt, "K_tp": K_te[:, 0:6], "K_to": K_te[:, 6:]}
-    for key, matrix in (("M", M[3:, 3:]), ("K", K_z[3:, 3:]), ("D", D)):
-        blocks |= {f"{key}_pp": matrix[0:6, 0:6], f"{key}_po": matrix[0:6, 6:], f"{key}_oo": matrix[6:, 6:]}
-    return ca.Function("delta_chain",
-                       [angles, elastic, rates, g, angle_drift, curvature, tension, dtension, chain_angle, p],
-                       [ca.densify(blocks[key]) for key in CHAIN_BLOCKS], ["angles", "elastic", "rates", "g",
-                       "angle_drift", "curvature", "tension", "dtension", "chain_angle", "p"], list(CHAIN_BLOCKS),
+        h_t += dtension * ca.gradient(axial, c_.tension)
+    e_rates = rates[3:]
+    rayleigh = (energy.P["damping.alpha"] * ca.mtimes(M[3:, 3:], e_rates)
+                + energy.P["damping.beta"] * ca.jtimes(ca.gradient(strain, elastic), elastic, e_rates))
+    h_e = c[3:] + rayleigh
+    upper = ca.mtimes(g.T, ca.horzcat(ca.mtimes(M[0:3, 0:3], g), M[0:3, 3:]))
+    blocks = c_.blocks("M", upper, M[3:, 3:]) | {"h_t": h_t, "h_p": h_e[0:6], "h_o": h_e[6:]}
+    names = ["angles", "elastic", "rates", "g", "angle_drift", "tension", "dtension", "chain_angle", "p"]
+    return ca.Function("delta_chain", [c_.angles, elastic, rates, g, angle_drift, c_.tension, dtension,
+                                       c_.chain_angle, p],
+                       [ca.densify(blocks[key]) for key in CHAIN_BLOCKS], names, list(CHAIN_BLOCKS), {"cse": True})
+
+
+def _stiffness_template(graph) -> ca.Function:
+    """(angles, elastic, g, the passive angles' curvature, tension, chain angle, p) -> the
+    :data:`STIFFNESS_BLOCKS` of one chain: K, the Hessian of its elastic potential (strain and axial load,
+    the tension held) over every coordinate, carried to (theta; elastic) with the passive angles' curvature
+    (the stiff part of the Jacobian: the strain of a deformed chain also resists the joint angles)."""
+    c_ = _ChainSymbols(graph)
+    curvature = ca.SX.sym("curvature", 2, 9)
+    _, strain, axial = c_.potential
+    K_z, gradient = ca.hessian(strain + axial, c_.z)
+    K_tt = ca.mtimes([c_.g.T, K_z[0:3, 0:3], c_.g]) + ca.reshape(ca.mtimes(gradient[1:3].T, curvature), 3, 3)
+    upper = ca.horzcat(K_tt, ca.mtimes(c_.g.T, K_z[0:3, 3:]))
+    blocks = c_.blocks("K", upper, K_z[3:, 3:])
+    names = ["angles", "elastic", "g", "curvature", "tension", "chain_angle", "p"]
+    return ca.Function("delta_chain_stiffness", [c_.angles, c_.elastic, c_.g, curvature, c_.tension, c_.chain_angle,
+                                                 c_.p],
+                       [ca.densify(blocks[key]) for key in STIFFNESS_BLOCKS], names, list(STIFFNESS_BLOCKS),
                        {"cse": True})
 
 
@@ -156,18 +191,17 @@ class _Assembly:
     def __init__(self, graph):
         self.graph = graph
         self.kinematics = _kinematics_template(graph)
+        self.curvature = _curvature_template(graph)
         self.chain = _chain_template(graph)
+        self.stiffness = _stiffness_template(graph)
+        self.platform = self._platform_template()
         self.m = graph.elastic.chain_size
         self.n = 3 + graph.elastic.size
         self.index = {row.name: k for k, row in enumerate(graph.parameter_table)}
-        self.platform = self._platform_template()
-
-    def _parameter(self, p, name):
-        return p[self.index[name]]
 
     def _platform_template(self) -> ca.Function:
-        """(J, dJ/dt theta', theta', dP', p) -> (M_tt, M_tp, M_pp, h_t, h_p, D_pp): the platform, the
-        rotors and the motors' friction. The platform's T = m/2 |J theta' + dP'|^2 + 1/2 rot' I rot' and
+        """(J, dJ/dt theta', theta', dP', p) -> (M_tt, M_tp, M_pp, h_t, h_p): the platform, the rotors and the
+        motors' friction. The platform's T = m/2 |J theta' + dP'|^2 + 1/2 rot' I rot' and
         V = -m g . (P + dP); its Rayleigh damping alpha diag(m, m, m, I) acts on its elastic rates."""
         P = self.graph.energy.P
         J, drift, rate, platform_rate = (ca.SX.sym(name, *shape) for name, shape in (
@@ -179,57 +213,94 @@ class _Assembly:
         M_tt = mass * ca.mtimes(J.T, J) + rotor * ca.SX.eye(3)
         M_tp = ca.horzcat(mass * J.T, ca.SX.zeros(3, 3))
         M_pp = ca.diag(ca.vertcat(mass, mass, mass, *(P[f"platform.inertia.{axis}"] for axis in "xyz")))
-        D_pp = P["damping.alpha"] * M_pp
         h_t = ca.mtimes(J.T, load) + P["motor.viscous_friction"] * rate
-        h_p = ca.vertcat(load, ca.SX.zeros(3)) + ca.mtimes(D_pp, platform_rate)
+        h_p = ca.vertcat(load, ca.SX.zeros(3)) + P["damping.alpha"] * ca.mtimes(M_pp, platform_rate)
         return ca.Function("delta_platform", [J, drift, rate, platform_rate, self.graph.p],
-                           [ca.densify(x) for x in (M_tt, M_tp, M_pp, h_t, h_p, D_pp)], {"cse": True})
+                           [ca.densify(x) for x in (M_tt, M_tp, M_pp, h_t, h_p)], {"cse": True})
 
-    def terms(self, q, qd, p):
-        """(M, h, K_elastic, D) at (q, qd) (MX: calls of the templates, blocks put together): M qdd + h = B u,
-        the elastic stiffness (strain and axial load) and the damping (motor friction, Rayleigh damping of the
-        elastic rates). Chain i's own coordinates sit at 9 + i m; the platform's (3..8) are shared."""
-        m = self.m
-        theta, rate = q[:3], qd[:3]
-        J, drift, J_angles, angle_drift, angles, tensions, dtension, curvature = self.kinematics(theta, rate, p)
-        shared = dict(zip(("M_tt", "M_tp", "M_pp", "h_t", "h_p", "D_pp"),
-                          self.platform(J, drift, rate, qd[3:9], p))) | {
-            key: ca.MX(*shape) for key, shape in (("K_tt", (3, 3)), ("K_tp", (3, 6)), ("K_pp", (6, 6)))}
-        own = []
+    def _chains(self, q, qd, p, template, stiffness=False):
+        """Per chain (its first own coordinate in q, its blocks of ``template``), and the kinematics' outputs."""
+        m, theta, rate = self.m, q[:3], qd[:3]
+        J, drift, J_angles, angle_drift, angles, tensions, dtension = self.kinematics(theta, rate, p)
+        curvature = self.curvature(theta, p) if stiffness else None
+        chains = []
         for i in range(3):
             offset = 9 + i * m
             elastic = ca.vertcat(q[3:9], q[offset:offset + m])
             g = ca.vertcat(ca.MX(ca.DM.eye(3)[i, :]), J_angles[i, :], J_angles[3 + i, :])
-            rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
-            blocks = dict(zip(CHAIN_BLOCKS, self.chain(
-                ca.vertcat(theta[i], angles[i], angles[3 + i]), elastic, rates, g,
-                ca.vertcat(angle_drift[i], angle_drift[3 + i]), ca.vertcat(curvature[i, :], curvature[3 + i, :]),
-                tensions[i], dtension[i, :].T, CHAIN_ANGLES[i], p)))
-            shared = {key: shared[key] + blocks[key] for key in SHARED}
-            own.append((9 + i * m, blocks))
-        n = self.n
+            z_angles = ca.vertcat(theta[i], angles[i], angles[3 + i])
+            if stiffness:
+                outputs = template(z_angles, elastic, g, ca.vertcat(curvature[i, :], curvature[3 + i, :]),
+                                   tensions[i], CHAIN_ANGLES[i], p)
+                names = STIFFNESS_BLOCKS
+            else:
+                rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
+                outputs = template(z_angles, elastic, rates, g, ca.vertcat(angle_drift[i], angle_drift[3 + i]),
+                                   tensions[i], dtension[i, :].T, CHAIN_ANGLES[i], p)
+                names = CHAIN_BLOCKS
+            chains.append((offset, dict(zip(names, outputs))))
+        return chains, (J, drift)
 
-        def placed(key, theta_blocks=True):
-            """The placements of the symmetric q x q matrix ``key``: its shared blocks, then each chain's own
-            ones, each upper block also transposed below the diagonal."""
-            out = [(3, 3, shared[f"{key}_pp"])]
-            upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
-            if theta_blocks:
-                out.append((0, 0, shared[f"{key}_tt"]))
-            for first, blocks in own:
-                out.append((first, first, blocks[f"{key}_oo"]))
-                upper.append((3, first, blocks[f"{key}_po"]))
-                if theta_blocks:
-                    upper.append((0, first, blocks[f"{key}_to"]))
-            return out + upper + [(column, row, block.T) for row, column, block in upper]
+    def dynamics(self, q, qd, p):
+        """(M, h, blocks) at (q, qd): M qdd + h = B u (MX: calls of the templates, blocks put together), and
+        the blocks of M by name (the shared ones summed over the chains, then per chain) for
+        :meth:`structure`. Chain i's own coordinates sit at 9 + i m; the platform's (3..8) are shared."""
+        chains, (J, drift) = self._chains(q, qd, p, self.chain)
+        shared = dict(zip(("M_tt", "M_tp", "M_pp", "h_t", "h_p"), self.platform(J, drift, qd[:3], qd[3:9], p)))
+        for _, blocks in chains:
+            shared = {key: shared[key] + blocks[key] for key in shared}
+        M = _from_blocks(self.n, _symmetric_placements(shared, chains, "M"))
+        h = ca.vertcat(shared["h_t"], shared["h_p"], *(blocks["h_o"] for _, blocks in chains))
+        return M, h, (shared, chains)
 
-        friction = self._parameter(p, "motor.viscous_friction") * ca.MX.ones(3)
-        M = _from_blocks(n, placed("M"))
-        K_elastic = _from_blocks(n, placed("K"))
-        D = _from_blocks(n, [(0, 0, ca.diag(friction))] + placed("D", theta_blocks=False))
-        forces = [blocks["h_o"] for _, blocks in own]
-        h_t, h_p = shared["h_t"], shared["h_p"]
-        return M, ca.vertcat(h_t, h_p, *forces), K_elastic, D
+    def structure(self, q, p, mass_blocks):
+        """(K, D) at q, for the stiff integrators' iteration matrices: the elastic stiffness (the Hessian of the
+        strain and axial-load energy over every coordinate) and the damping (the motors' friction, and
+        alpha M + beta K over the elastic coordinates: the Rayleigh damping, its strain part taken with the
+        axial load's), from the stiffness template and the ``mass_blocks`` of :meth:`dynamics` at the same
+        q."""
+        chains, _ = self._chains(q, ca.MX(q.numel(), 1), p, self.stiffness, stiffness=True)
+        shared = {key: ca.MX(*shape) for key, shape in (("K_tt", (3, 3)), ("K_tp", (3, 6)), ("K_pp", (6, 6)))}
+        for _, blocks in chains:
+            shared = {key: shared[key] + blocks[key] for key in shared}
+        K = _from_blocks(self.n, _symmetric_placements(shared, chains, "K"))
+        alpha, beta = (p[self.index[f"damping.{name}"]] for name in ("alpha", "beta"))
+        mass_shared, mass_chains = mass_blocks
+        damping = {"D_pp": alpha * mass_shared["M_pp"] + beta * shared["K_pp"]}
+        damping_chains = [(first, {f"D_{part}": alpha * masses[f"M_{part}"] + beta * stiff[f"K_{part}"]
+                                   for part in ("po", "oo")})
+                          for (first, masses), (_, stiff) in zip(mass_chains, chains)]
+        friction = p[self.index["motor.viscous_friction"]] * ca.MX.ones(3)
+        D = _from_blocks(self.n, [(0, 0, ca.diag(friction))]
+                         + _symmetric_placements(damping, damping_chains, "D", theta_blocks=False))
+        return K, D
+
+
+def _seeded(observed, q, qd, qdd, p, s, x, dx, dqdd, n):
+    """The forward derivative of the outputs observed(q, qd, qdd) along (dx, dqdd)."""
+    xs, a, da = ca.MX.sym("x", 2 * n), ca.MX.sym("a", n), ca.MX.sym("da", n)
+    ps, ss = ca.MX.sym("p", p.numel()), ca.MX.sym("s", s.numel())
+    dxs = ca.MX.sym("dx", 2 * n)
+    seed = ca.Function("observed_seed", [xs, a, ps, ss, dxs, da], [
+        ca.jtimes(observed(xs[:n], xs[n:], a, ps, ss), ca.vertcat(xs, a), ca.vertcat(dxs, da))])
+    return seed(x, qdd, p, s, dx, dqdd)
+
+
+def _symmetric_placements(shared: dict, chains, key: str, theta_blocks: bool = True) -> list:
+    """The placements (row, column, block) of the symmetric q x q matrix ``key``: the blocks ``shared`` by the
+    chains (tt, tp, pp), then each chain's own (po, oo, to), every upper block also transposed below the
+    diagonal; without ``theta_blocks`` the matrix has no theta rows."""
+    out = [(3, 3, shared[f"{key}_pp"])]
+    upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
+    if theta_blocks:
+        out.append((0, 0, shared[f"{key}_tt"]))
+    for first, blocks in chains:
+        out.append((first, first, blocks[f"{key}_oo"]))
+        upper.append((3, first, blocks[f"{key}_po"]))
+        if theta_blocks:
+            upper.append((0, first, blocks[f"{key}_to"]))
+    return out + upper + [(column, row, block.T) for row, column, block in upper]
+
 
 def _from_blocks(n: int, placements) -> ca.MX:
     """The n x n MX matrix holding the dense ``placements`` (row, column, block), which must not overlap,
@@ -273,17 +344,26 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     xm, um, pcm = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", npar + c.numel())
     q, qd, p, s = xm[:n], xm[n:], pcm[:npar], pcm[npar:]
     B = ca.vertcat(ca.MX.eye(3), ca.MX(n - 3, 3))
-    M, h, K, D = assembly.terms(q, qd, p)
-    mass_form = ca.Function("mass_form", [xm, um, pcm], [M, ca.mtimes(B, um) - h, K, D],
-                            ["x", "u", "pc"], ["M", "f", "K", "D"])
-    qdd_m = ca.solve(M, ca.mtimes(B, um) - h, "ldl")
+    M, h, blocks = assembly.dynamics(q, qd, p)
+    f = ca.mtimes(B, um) - h
+    K, D = assembly.structure(q, p, blocks)
+    mass_form = ca.Function("mass_form", [xm, um, pcm], [M, f, K, D], ["x", "u", "pc"], ["M", "f", "K", "D"])
+    # M qdd = f by an LDL' factor in straight-line code (flexfmu.codegen.ldl)
+    ldl = ldl_functions(M.sparsity(), name="delta_mass")
+    factors = ldl.factor(ca.project(M, ldl.factor.sparsity_in(0)))
+    qdd_m = ldl.solve(*factors, f)
     state_derivative = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, qdd_m)],
                                    ["x", "u", "pc"], ["xdot"])
     y_m = observed(q, qd, qdd_m, p, s)
     outputs = ca.Function("outputs", [xm, um, pcm], [y_m], ["x", "u", "pc"], ["y"])
-    dx, du = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu)
-    seeds = ca.jtimes(ca.vertcat(qd, qdd_m, y_m), ca.vertcat(xm, um), ca.vertcat(dx, du))
-    directional = ca.Function("directional", [xm, um, pcm, dx, du], [seeds[:2 * n], seeds[2 * n:]],
+    # forward derivatives: M dqdd = -(dM qdd - df) with qdd held, solved with the same factor, so the
+    # factorisation itself is never differentiated (its derivative would be the largest code of all)
+    dx, du, a = ca.MX.sym("dx", 2 * n), ca.MX.sym("du", nu), ca.MX.sym("a", n)
+    residual = ca.Function("residual_seed", [xm, um, pcm, a, dx, du],
+                           [ca.jtimes(ca.mtimes(M, a) - f, ca.vertcat(xm, um), ca.vertcat(dx, du))])
+    dqdd = -ldl.solve(*factors, residual(xm, um, pcm, qdd_m, dx, du))
+    directional = ca.Function("directional", [xm, um, pcm, dx, du],
+                              [ca.vertcat(dx[n:], dqdd), _seeded(observed, q, qd, qdd_m, p, s, xm, dx, dqdd, n)],
                               ["x", "u", "pc", "dx", "du"], ["dxdot", "dy"])
 
     qn, qdn, v0, step = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("v0", n), ca.MX.sym("h")

@@ -201,16 +201,16 @@ class DeltaGraph:
         """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
         Hessian over every coordinate of the strain and axial-load energy (its stiffness in d, and how the
         strain of deformed links resists the motor angles), the axial forces held at their value at q; D the
-        damping alpha M_dd + beta K_dd of the elastic rates (K_dd the strain energy's Hessian in d), with the
-        motors' viscous friction."""
+        damping alpha M_dd + beta K_dd of the elastic rates (K_dd the elastic block of K: the Rayleigh damping,
+        its strain part taken with the axial load's), with the motors' viscous friction."""
         q, P = self.q, self.P
         _, V_strain, V_axial = self.energy.potential(q[:3], q[3:], self.frozen_tensions)
         K = ca.hessian(V_strain + V_axial, q)[0]
-        K = ca.substitute(K, self.frozen_tensions, self.energy.tensions(q[:3], forward_kinematics(q[:3], self.dimensions)))
+        tensions = self.energy.tensions(q[:3], forward_kinematics(q[:3], self.dimensions))
+        K = ca.substitute(K, self.frozen_tensions, tensions)
         M = self.dynamics("energy")[0]
-        K_strain = ca.hessian(self._lagrangian_terms()[2], self.d)[0]
         D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
-                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K_strain)
+                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])
         return K, D
 
     def compiled(self, model):
