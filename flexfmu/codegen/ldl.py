@@ -15,7 +15,9 @@ c > 0).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import casadi as ca
 
@@ -28,11 +30,18 @@ class LdlFunctions:
     solve: ca.Function
 
 
-def ldl_functions(sparsity: ca.Sparsity, name: str = "ldl") -> LdlFunctions:
+def ldl_functions(sparsity: ca.Sparsity) -> LdlFunctions:
     """The :class:`LdlFunctions` for matrices whose nonzeros lie within ``sparsity`` (made symmetric) and
-    right-hand side vectors; their names start with ``name``. Give them a matrix projected to that sparsity
-    (``casadi.project``)."""
+    right-hand side vectors: one pair per pattern, shared by every graph that solves with it (so generated C
+    holds it once). Give them a matrix projected to that sparsity (``casadi.project``)."""
     pattern = sparsity + sparsity.T
+    return _for_pattern(pattern.serialize())
+
+
+@lru_cache(maxsize=None)
+def _for_pattern(serialized: str) -> LdlFunctions:
+    pattern = ca.Sparsity.deserialize(serialized)
+    name = f"ldl_{hashlib.sha256(serialized.encode()).hexdigest()[:8]}"  # the same in every run
     A = ca.SX.sym("A", pattern)
     D, LT, permutation = ca.ldl(A, True)
     factor = ca.Function(f"{name}_factor", [A], [D, LT], ["A"], ["D", "LT"], {"cse": True})

@@ -144,7 +144,7 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     M, f, K, D = dynamics.mass_form(x, u, pc)
     c = ROS2_GAMMA * h
     W = M + c * D + c**2 * K
-    ldl = ldl_functions(W.sparsity(), name=f"{name}_w")
+    ldl = ldl_functions(W.sparsity())
     factors = ldl.factor(ca.project(W, ldl.factor.sparsity_in(0)))
     k1v = ldl.solve(*factors, f - c * ca.mtimes(K, v0))
     k1q = v0 + c * k1v
