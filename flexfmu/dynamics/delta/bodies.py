@@ -179,5 +179,9 @@ class FlexibleLink:
 
     def axial(self, xi, root, slope):
         """1/2 int N(s) (v'^2 + w'^2) ds for the axial force N(s) = ``root`` + ``slope`` s."""
+        return 0.5 * ca.bilin(self.geometric_stiffness(root, slope), xi, xi)
+
+    def geometric_stiffness(self, root, slope):
+        """The axial load's stiffness N0 G0 + N1 G1 in xi for the axial force N(s) = ``root`` + ``slope`` s."""
         G0, G1 = (ca.DM(G) for G in self.inv.geometric)
-        return 0.5 * ca.bilin(root * G0 + slope * G1, xi, xi)
+        return root * G0 + slope * G1

@@ -178,6 +178,21 @@ class BodyEnergies(RobotEnergies):
             total += self.bodies[link].kinetic(a, omega, xi, ca.jtimes(xi, z, z_dot))
         return total
 
+    def chain_stiffness(self, f: ChainFrames, platform, local, tension, variables):
+        """The Gauss-Newton stiffness of one chain's links in ``variables`` (the symbols its configuration
+        depends on): sum over its links of L' (K_xi + N0 G0 + N1 G1) L with L = dxi/d``variables``, the strain
+        and axial-load energies' Hessian without the terms of the second derivatives of xi (those carry the
+        links' forces times the curvature of their frames, small beside the stiffness itself). What the stiff
+        integrators hold: positive semidefinite, and the same whatever coordinates the chain is written in."""
+        coordinates = self.link_coordinates(f, platform, local)
+        forces = self.axial_forces(f, tension) if self.axial_load else {}
+        total = 0
+        for link in LINKS:
+            body, L = self.bodies[link], ca.jacobian(coordinates[link], variables)
+            stiffness = body.stiffness() + (body.geometric_stiffness(*forces[link]) if self.axial_load else 0)
+            total += ca.mtimes([L.T, stiffness, L])
+        return total
+
     def chain_potential(self, f: ChainFrames, platform, local, tension):
         """(gravity, strain, axial) potential energies of one chain's links (see
         :meth:`RobotEnergies.chain_potential`)."""

@@ -77,16 +77,6 @@ def _kinematics_template(graph) -> ca.Function:
                        {"cse": True})
 
 
-def _curvature_template(graph) -> ca.Function:
-    """(theta, p) -> the passive angles' Hessians in theta (6 x 9, each row one angle's 3 x 3 Hessian,
-    column-major): what the stiffness needs beyond the kinematics."""
-    theta, p = ca.SX.sym("theta", 3), graph.p
-    dims = graph.energy.dims
-    angles = ca.vertcat(*passive_angles(theta, forward_kinematics(theta, dims), dims))
-    return ca.Function("delta_curvature", [theta, p],
-                       [ca.vertcat(*(ca.vec(ca.hessian(angles[k], theta)[0]).T for k in range(6)))], {"cse": True})
-
-
 def _body_template(body, p, name: str) -> ca.Function:
     """(xi, v, p) -> (M_b, Q_b) of one flexible link (see the module docstring), v = (a, omega, xi')."""
     k = body.inv.size
@@ -167,20 +157,17 @@ def _chain_template(graph) -> ca.Function:
 
 
 def _stiffness_template(graph) -> ca.Function:
-    """(angles, elastic, g, the passive angles' curvature, tension, chain angle, p) -> the
-    :data:`STIFFNESS_BLOCKS` of one chain: K, the Hessian of its elastic potential (strain and axial load,
-    the tension held) over every coordinate, carried to (theta; elastic) with the passive angles' curvature
-    (the stiff part of the Jacobian: the strain of a deformed chain also resists the joint angles)."""
+    """(angles, elastic, g, tension, chain angle, p) -> the :data:`STIFFNESS_BLOCKS` of one chain: the
+    Gauss-Newton stiffness of its strain and axial-load energies
+    (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness`) over every coordinate of z,
+    carried to (theta; elastic): the stiff part of the Jacobian, with how the strain of a deformed chain
+    resists the joint angles."""
     c_ = _ChainSymbols(graph)
-    curvature = ca.SX.sym("curvature", 2, 9)
-    _, strain, axial = c_.potential
-    K_z, gradient = ca.hessian(strain + axial, c_.z)
-    K_tt = ca.mtimes([c_.g.T, K_z[0:3, 0:3], c_.g]) + ca.reshape(ca.mtimes(gradient[1:3].T, curvature), 3, 3)
-    upper = ca.horzcat(K_tt, ca.mtimes(c_.g.T, K_z[0:3, 3:]))
+    K_z = c_.energy.chain_stiffness(c_.frames, c_.elastic[0:6], c_.elastic[6:], c_.tension, c_.z)
+    upper = ca.mtimes(c_.g.T, ca.horzcat(ca.mtimes(K_z[0:3, 0:3], c_.g), K_z[0:3, 3:]))
     blocks = c_.blocks("K", upper, K_z[3:, 3:])
-    names = ["angles", "elastic", "g", "curvature", "tension", "chain_angle", "p"]
-    return ca.Function("delta_chain_stiffness", [c_.angles, c_.elastic, c_.g, curvature, c_.tension, c_.chain_angle,
-                                                 c_.p],
+    names = ["angles", "elastic", "g", "tension", "chain_angle", "p"]
+    return ca.Function("delta_chain_stiffness", [c_.angles, c_.elastic, c_.g, c_.tension, c_.chain_angle, c_.p],
                        [ca.densify(blocks[key]) for key in STIFFNESS_BLOCKS], names, list(STIFFNESS_BLOCKS),
                        {"cse": True})
 
@@ -191,7 +178,6 @@ class _Assembly:
     def __init__(self, graph):
         self.graph = graph
         self.kinematics = _kinematics_template(graph)
-        self.curvature = _curvature_template(graph)
         self.chain = _chain_template(graph)
         self.stiffness = _stiffness_template(graph)
         self.platform = self._platform_template()
@@ -222,7 +208,6 @@ class _Assembly:
         """Per chain (its first own coordinate in q, its blocks of ``template``), and the kinematics' outputs."""
         m, theta, rate = self.m, q[:3], qd[:3]
         J, drift, J_angles, angle_drift, angles, tensions, dtension = self.kinematics(theta, rate, p)
-        curvature = self.curvature(theta, p) if stiffness else None
         chains = []
         for i in range(3):
             offset = 9 + i * m
@@ -230,8 +215,7 @@ class _Assembly:
             g = ca.vertcat(ca.MX(ca.DM.eye(3)[i, :]), J_angles[i, :], J_angles[3 + i, :])
             z_angles = ca.vertcat(theta[i], angles[i], angles[3 + i])
             if stiffness:
-                outputs = template(z_angles, elastic, g, ca.vertcat(curvature[i, :], curvature[3 + i, :]),
-                                   tensions[i], CHAIN_ANGLES[i], p)
+                outputs = template(z_angles, elastic, g, tensions[i], CHAIN_ANGLES[i], p)
                 names = STIFFNESS_BLOCKS
             else:
                 rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
@@ -254,8 +238,8 @@ class _Assembly:
         return M, h, (shared, chains)
 
     def structure(self, q, p, mass_blocks):
-        """(K, D) at q, for the stiff integrators' iteration matrices: the elastic stiffness (the Hessian of the
-        strain and axial-load energy over every coordinate) and the damping (the motors' friction, and
+        """(K, D) at q, for the stiff integrators' iteration matrices: the elastic stiffness (the Gauss-Newton
+        stiffness of the strain and axial-load energy over every coordinate) and the damping (the motors' friction, and
         alpha M + beta K over the elastic coordinates: the Rayleigh damping, its strain part taken with the
         axial load's), from the stiffness template and the ``mass_blocks`` of :meth:`dynamics` at the same
         q."""
@@ -271,7 +255,7 @@ class _Assembly:
                                    for part in ("po", "oo")})
                           for (first, masses), (_, stiff) in zip(mass_chains, chains)]
         friction = p[self.index["motor.viscous_friction"]] * ca.MX.ones(3)
-        D = _from_blocks(self.n, [(0, 0, ca.diag(friction))]
+        D = _from_blocks(self.n, [(0, 0, ca.diag(friction), False)]
                          + _symmetric_placements(damping, damping_chains, "D", theta_blocks=False))
         return K, D
 
@@ -287,41 +271,42 @@ def _seeded(observed, q, qd, qdd, p, s, x, dx, dqdd, n):
 
 
 def _symmetric_placements(shared: dict, chains, key: str, theta_blocks: bool = True) -> list:
-    """The placements (row, column, block) of the symmetric q x q matrix ``key``: the blocks ``shared`` by the
-    chains (tt, tp, pp), then each chain's own (po, oo, to), every upper block also transposed below the
-    diagonal; without ``theta_blocks`` the matrix has no theta rows."""
-    out = [(3, 3, shared[f"{key}_pp"])]
+    """The placements (row, column, block, transposed) of the symmetric q x q matrix ``key``: the blocks
+    ``shared`` by the chains (tt, tp, pp), then each chain's own (po, oo, to), every upper block also placed
+    transposed below the diagonal; without ``theta_blocks`` the matrix has no theta rows."""
+    out = [(3, 3, shared[f"{key}_pp"], False)]
     upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
     if theta_blocks:
-        out.append((0, 0, shared[f"{key}_tt"]))
+        out.append((0, 0, shared[f"{key}_tt"], False))
     for first, blocks in chains:
-        out.append((first, first, blocks[f"{key}_oo"]))
+        out.append((first, first, blocks[f"{key}_oo"], False))
         upper.append((3, first, blocks[f"{key}_po"]))
         if theta_blocks:
             upper.append((0, first, blocks[f"{key}_to"]))
-    return out + upper + [(column, row, block.T) for row, column, block in upper]
+    return out + [(row, column, block, False) for row, column, block in upper] + [
+        (column, row, block, True) for row, column, block in upper]
 
 
 def _from_blocks(n: int, placements) -> ca.MX:
-    """The n x n MX matrix holding the dense ``placements`` (row, column, block), which must not overlap,
-    and zeros elsewhere: one gather of the blocks' entries into the matrix's nonzeros, in column order (a
-    vertical concatenation of matrices would transpose them). A block given as ``B.T`` of an MX ``B`` is
-    gathered from B's entries, transposed by the gather's indices, not by an operation."""
+    """The n x n MX matrix holding the dense ``placements`` (row, column, block, transposed), which must not
+    overlap, and zeros elsewhere: one gather of the blocks' entries into the matrix's nonzeros, in column order
+    (a vertical concatenation of matrices would transpose them). A block placed ``transposed`` is gathered from
+    the entries of the same block object placed elsewhere, transposed by the gather's indices, not by an
+    operation."""
     entries, rows, columns, index, k = [], [], [], [], 0
-    sources = {}  # id of a block's untransposed MX -> where its entries start
-    for row, column, block in placements:
-        base, transposed = (block.dep(0), True) if block.is_op(ca.OP_TRANSPOSE) else (block, False)
-        r, c = base.shape
-        if id(base) not in sources:
-            sources[id(base)] = k
-            entries.append(ca.vec(ca.densify(base)))
-            k += r * c
-        start = sources[id(base)]
+    starts = {}  # id of a block placed (alive in ``placements`` throughout) -> where its entries start
+    for _, _, block, _ in placements:
+        if id(block) not in starts:
+            starts[id(block)] = k
+            entries.append(ca.vec(ca.densify(block)))
+            k += block.numel()
+    for row, column, block, transposed in placements:
+        r, c = block.shape
         for b in range(c):
             for a in range(r):
                 rows.append(row + (b if transposed else a))
                 columns.append(column + (a if transposed else b))
-                index.append(start + a + b * r)
+                index.append(starts[id(block)] + a + b * r)
     order = sorted(range(len(index)), key=lambda j: (columns[j], rows[j]))
     sparsity = ca.Sparsity.triplet(n, n, [rows[j] for j in order], [columns[j] for j in order])
     return ca.MX(sparsity, ca.vertcat(*entries)[[index[j] for j in order]])

@@ -28,7 +28,8 @@ import numpy as np
 
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
-from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
+from flexfmu.dynamics.delta.assembly import chain_frames
+from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, chain_frame, forward_kinematics
 from flexfmu.dynamics.delta.reduction import link_bases, reduction_of
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
@@ -103,7 +104,6 @@ class DeltaGraph:
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
         self.joint_torques: list[Signal] = []  # outputs of prescribed joints: the motors are torque-driven
-        self.frozen_tensions = ca.SX.sym("tensions", 3)  # the axial forces held fixed (pose_structure)
         self._terms = None
         self._dynamics = None
 
@@ -199,15 +199,18 @@ class DeltaGraph:
 
     def pose_structure(self) -> tuple[ca.SX, ca.SX]:
         """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
-        Hessian over every coordinate of the strain and axial-load energy (its stiffness in d, and how the
-        strain of deformed links resists the motor angles), the axial forces held at their value at q; D the
-        damping alpha M_dd + beta K_dd of the elastic rates (K_dd the elastic block of K: the Rayleigh damping,
-        its strain part taken with the axial load's), with the motors' viscous friction."""
-        q, P = self.q, self.P
-        _, V_strain, V_axial = self.energy.potential(q[:3], q[3:], self.frozen_tensions)
-        K = ca.hessian(V_strain + V_axial, q)[0]
-        tensions = self.energy.tensions(q[:3], forward_kinematics(q[:3], self.dimensions))
-        K = ca.substitute(K, self.frozen_tensions, tensions)
+        Gauss-Newton stiffness of the strain and axial-load energies over every coordinate
+        (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness` of each chain: the links'
+        stiffness, and how the strain of deformed links resists the motor angles); D the damping
+        alpha M_dd + beta K_dd of the elastic rates (K_dd the elastic block of K: the Rayleigh damping, its
+        strain part taken with the axial load's), with the motors' viscous friction."""
+        q, P, energy = self.q, self.P, self.energy
+        theta = q[:3]
+        position = forward_kinematics(theta, self.dimensions)
+        tensions = energy.tensions(theta, position) if energy.axial_load else [0, 0, 0]
+        platform, chains = energy.split(q[3:])
+        K = sum(energy.chain_stiffness(chain_frames(chain_frame(i), theta[i], position, self.dimensions), platform,
+                                       local, tensions[i], q) for i, local in enumerate(chains))
         M = self.dynamics("energy")[0]
         D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
                        P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])
