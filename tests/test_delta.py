@@ -19,13 +19,13 @@ from flexfmu import SpecError
 from flexfmu.cli import main
 from flexfmu.dynamics.delta.assembly import elastic_layout
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
-from flexfmu.dynamics.delta.reduction import Reduction
-
-FULL = Reduction("none")  # the paper's finite-element model, every nodal value
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, KinematicsError
+from flexfmu.dynamics.delta.reduction import Reduction
 from flexfmu.harness.reproductions.paper003 import LATERAL, TABLE2, TABLE3
 from flexfmu.modes.elements import JOINT_VALUES, BeamSection, NodeLayout, straight_beam
 from flexfmu.spec.delta import torsion_constant
+
+FULL = Reduction("none")  # the paper's finite-element model, every nodal value
 
 P0 = (0.1, 0.0, 0.5)
 L1, L2, RA, RB, A_SIDE = 0.5, 0.6, 0.1, 0.05, 5e-3
@@ -224,8 +224,8 @@ def table_frequencies(arm):
     run = {}
     for approximation, counts in (("linear-cubic", (1, 2, 4)), ("cubic-quintic", (1, 2))):
         for n in counts:
-            run[approximation, n] = natural_frequencies(arm, P0, elements=n, approximation=approximation, reduction=FULL,
-                                                        axial_load=False)
+            run[approximation, n] = natural_frequencies(arm, P0, elements=n, approximation=approximation,
+                                                        reduction=FULL, axial_load=False)
     return run
 
 

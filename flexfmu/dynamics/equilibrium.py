@@ -31,10 +31,11 @@ class EquilibriumError(FlexfmuError, ValueError):
     """The arm has no static equilibrium near its undeformed start pose (it buckles or falls through)."""
 
 
-def holding_equilibrium(model, p=None) -> tuple[np.ndarray, np.ndarray]:
+def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.ndarray, np.ndarray]:
     """(q, tau): every coordinate and every joint's torque (B's columns) at the static equilibrium of
-    ``model`` at its start pose (``model.start_coordinates``) with the parameters ``p`` (nominal when None);
-    see the module docstring.
+    ``model`` at its start pose (``model.start_coordinates``), the joint angles named in ``pose``
+    (coordinate name -> rad) moved there, with the parameters ``p`` (nominal when None); see the module
+    docstring.
 
     Raises
     ------
@@ -43,7 +44,9 @@ def holding_equilibrium(model, p=None) -> tuple[np.ndarray, np.ndarray]:
     """
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     layout, n = model.layout, len(model.layout)
-    q0 = np.asarray(model.start_coordinates, float)
+    q0 = np.asarray(model.start_coordinates, float).copy()
+    for name, value in (pose or {}).items():
+        q0[model.coordinates.index(name)] = value
     free = [k for k, c in enumerate(layout) if c.kind != "joint" and not c.prescribed]
     q, qd = ca.SX.sym("q", n), ca.SX.zeros(n)
     joints = model.input_matrix.size2_out(0)

@@ -40,6 +40,9 @@ class ArmKind:
     home_frequencies : callable, optional
         (arm) -> {"position": home pose, "rad/s": natural frequencies}, what ``flexfmu info`` reports at the
         arm's home pose (None: nothing).
+    unreduced : callable, optional
+        (arm) -> the same arm without reduction of its flexible bodies (None: the kind reduces nothing): the
+        full model a crosscheck holds a reduced one against.
     """
 
     name: str
@@ -49,6 +52,7 @@ class ArmKind:
     planner: Planner
     references: tuple[ReferenceKind, ...]
     home_frequencies: Callable | None = None
+    unreduced: Callable | None = None
 
     def __post_init__(self):
         check_row("KINDS", self.name, load=self.load, graph=self.graph)

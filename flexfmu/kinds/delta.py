@@ -6,6 +6,8 @@ pick-and-place planned on the flexible closed loop; scenarios follow
 platform paths through the inverse kinematics, or a joint-space quintic.
 """
 
+import dataclasses
+
 from flexfmu.control.planners import PICK_AND_PLACE
 from flexfmu.control.reference_kinds import INVERTED_U, PLATFORM_CIRCLE, QUINTIC
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
@@ -26,6 +28,11 @@ def home_frequencies(arm) -> dict:
     return {"position": list(arm.home), "rad/s": [float(w) for w in omega], "full rad/s": [float(w) for w in full]}
 
 
+def unreduced(arm):
+    """The Delta robot ``arm`` with every nodal value of its links (``elements.reduction = "none"``)."""
+    return dataclasses.replace(arm, elements=dataclasses.replace(arm.elements, reduction="none"))
+
+
 DELTA = ArmKind(
     name="delta",
     summary="a Delta robot (paper 003): three motor-driven chains of finite-element links carrying a platform",
@@ -34,4 +41,5 @@ DELTA = ArmKind(
     planner=PICK_AND_PLACE,
     references=(PLATFORM_CIRCLE, INVERTED_U, QUINTIC),
     home_frequencies=home_frequencies,
+    unreduced=unreduced,
 )
