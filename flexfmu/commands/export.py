@@ -108,7 +108,7 @@ def run(args) -> int:
         details.append(settings.interface)
     if report.internal_step is not None:
         details += [f"{report.integrator}, internal step {report.internal_step:.6g} s",
-                    f"highest frequency {report.omega_max:.1f} rad/s"]
+                    f"highest frequency {report.omega_max:.1f} rad/s of the dynamics as integrated, at the start pose"]
     timing = f" (codegen {report.codegen_s:.2f} s, compile {report.compile_s:.2f} s)" if report.compile_s else ""
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")
     if report.platforms:

@@ -22,6 +22,7 @@ def describe(model) -> dict:
     """Plain-data description of a Model (what ``info --json`` prints)."""
     return {
         "name": model.arm.name,
+        "kind": model.arm.kind,
         "description": model.arm.description,
         "coordinates": model.coordinates,
         "states": model.states,
@@ -91,10 +92,12 @@ def run(args) -> int:
     from flexfmu.kinds import kind_of
 
     arm = load_arm(args.arm)
-    data = describe(build_model(arm))
+    model = build_model(arm)
+    data = describe(model)
     frequencies = kind_of(arm).home_frequencies
-    if frequencies is not None:
-        data["frequencies"] = frequencies(arm)
+    found = frequencies(model) if frequencies is not None else None
+    if found:
+        data["frequencies"] = found
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -116,8 +119,8 @@ def run(args) -> int:
         print("\n".join(reduction_lines(data["reduction"])))
     if "frequencies" in data:
         rows = data["frequencies"]
-        print(f"\nnatural frequencies at home {rows['position']} m, motors held (rad/s), full model: "
-              + " ".join(f"{w:.4f}" for w in rows["full rad/s"]))
-        print(f"natural frequencies at home {rows['position']} m, motors held (rad/s): "
-              + " ".join(f"{w:.4f}" for w in rows["rad/s"]))
+        print(f"\nnatural frequencies {rows['where']} (rad/s): " + " ".join(f"{w:.4f}" for w in rows["rad/s"]))
+        if "full rad/s" in rows:
+            print("natural frequencies of the full model, the same way (rad/s): "
+                  + " ".join(f"{w:.4f}" for w in rows["full rad/s"]))
     return 0

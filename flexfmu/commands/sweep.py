@@ -4,11 +4,14 @@ Runs the scenario through the arm's native FMU at every point of a grid of
 parameters and gains, and/or at random draws (Monte-Carlo), as a campaign on
 a local Dask cluster (or ``--scheduler ADDRESS``); writes ``results.csv``
 (a row per point: values, status, error, cost terms, figures) and
-``summary.png``. Rerunning the command skips the points already done.
+``summary.png`` (each metric against each swept name, coloured by another). Rerunning the command
+skips the points already done; interrupted, it says so.
 Exits 1 if a point failed.
 """
 
 from __future__ import annotations
+
+import sys
 
 from flexfmu.commands._common import UsageError, add_arm, add_campaign, add_out, campaign_settings, positive
 
@@ -33,7 +36,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from flexfmu.control.scenario import load_scenario
     from flexfmu.data import resolve_arm, resolve_scenario
-    from flexfmu.harness.workflows.sweep import grid_points, parse_vary, run_sweep, sample_points
+    from flexfmu.harness.workflows.sweep import envelope_warnings, grid_points, parse_vary, run_sweep, sample_points
 
     load_scenario(args.scenario)
     if args.samples < 0:
@@ -47,11 +50,18 @@ def run(args) -> int:
     if args.samples:
         draws = sample_points(args.distributions, args.samples, args.seed)
         points = [grid | draw for grid in points for draw in draws]
-    rows = run_sweep(resolve_arm(args.arm), resolve_scenario(args.scenario), points, args.out,
-                     campaign_settings(args), duration)
+    try:
+        rows = run_sweep(resolve_arm(args.arm), resolve_scenario(args.scenario), points, args.out,
+                         campaign_settings(args), duration)
+    except KeyboardInterrupt:
+        print(f"the points done so far are kept in {args.out}/journal.jsonl: run the same command again to resume "
+              "(it skips them)", file=sys.stderr)
+        raise
     failed = [row for row in rows if row["status"] != "ok"]
     for row in failed[:5]:
         print(f"failed: {', '.join(f'{k}={row[k]:g}' for k in points[0])}: {row['error']}")
+    for line in envelope_warnings(rows, list(points[0])):
+        print(line)
     print(f"{len(rows) - len(failed)} of {len(rows)} points ok; table in {args.out}/results.csv, "
           f"plots in {args.out}/summary.png")
     return 1 if failed else 0

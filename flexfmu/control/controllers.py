@@ -8,19 +8,27 @@ objects serve the monolithic reference, the co-simulation master and the
 controller FMU, so every run applies the same law. ``open_loop`` controllers
 ignore their measurements, which lets the reference integrate runs of equal
 inputs in one go.
+
+What a scenario's ``[controller]`` may name is the table :data:`CONTROLLERS`:
+held torques (``held``, open loop) and every control law of
+:data:`flexfmu.control.laws.LAWS` (closed loop, following the scenario's
+``[controller.reference]``), each with the keys its table takes.
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from flexfmu.control.laws import ControlLaw
+from flexfmu.control.laws import LAWS, ControlLaw, LawKind
 from flexfmu.dynamics import metadata as md
 from flexfmu.errors import InputError
+from flexfmu.spec.keys import Key
 
 
 @dataclass
@@ -136,3 +144,50 @@ class PrescribedInputs:
         values = {md.TORQUE: self.torques(t), md.PRESCRIBED_ANGLE: angles, md.PRESCRIBED_RATE: rates,
                   md.PRESCRIBED_ACCELERATION: accelerations}
         return np.array([values[group][k] for group, k in self.sources], float)
+
+
+@dataclass(frozen=True)
+class ControllerKind:
+    """One kind of controller a scenario's ``[controller]`` table may name.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind``.
+    summary : str
+        One line for docs and messages.
+    keys : tuple of Key
+        The other keys of the table (``reference`` aside).
+    gains : tuple of str
+        Which keys are gains (overridable per run, tunable).
+    follows_reference : bool
+        Whether it closes the loop on a ``[controller.reference]`` (a control law) or holds given torques.
+    fits : callable
+        (model, values) -> None when it can drive the arm of ``model`` with the checked ``values``, else why not.
+    """
+
+    name: str
+    summary: str
+    keys: tuple[Key, ...]
+    gains: tuple[str, ...]
+    follows_reference: bool
+    fits: Callable
+
+
+def _law_fits(law: LawKind, model, values) -> str | None:
+    prescribed = model.inputs_of(md.PRESCRIBED_ANGLE)
+    if prescribed:
+        return (f"control laws drive joint torques; arm {model.arm.name!r} has prescribed joints "
+                f"({', '.join(prescribed)}): use controller.kind = \"held\"")
+    return law.fits(model, values)
+
+
+HELD = ControllerKind(
+    "held", "switched joint torques, each held until the next switch (open loop)",
+    (Key("switches", "schedule", "[time, [torque per joint]] pairs, each held until the next", "N.m",
+         per_joint=True),),
+    (), False, lambda model, values: None)
+
+CONTROLLERS: dict[str, ControllerKind] = {row.name: row for row in (HELD, *(
+    ControllerKind(law.name, law.summary, law.keys, law.gains, True, partial(_law_fits, law))
+    for law in LAWS.values()))}

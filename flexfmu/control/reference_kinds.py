@@ -48,6 +48,9 @@ class ReferenceKind:
     build : callable
         (values, model) -> the reference t -> (theta_d, dtheta_d, ddtheta_d), from the table's checked
         ``values`` ({key: value}) for ``model``.
+    move_end : callable, optional
+        (values) -> the time (s) from which the reference holds still: the end of a move, after which a
+        closed loop settles; None for a reference that keeps moving (a circle).
     """
 
     name: str
@@ -55,6 +58,7 @@ class ReferenceKind:
     keys: tuple[Key, ...]
     fits: Callable
     build: Callable
+    move_end: Callable | None = None
 
     def __post_init__(self):
         check_row("REFERENCES", self.name, self.keys, fits=self.fits, build=self.build)
@@ -117,10 +121,10 @@ CIRCLE = ReferenceKind(
     _circle_keys("xy"), _planar_two_link, _circle)
 QUINTIC = ReferenceKind(
     "quintic", "a rest-to-rest quintic in joint space, held after the move (paper 004)",
-    (Key("start", "numbers", "joint angles at t = 0", "rad"),
-     Key("goal", "numbers", "joint angles from the move time on", "rad"),
+    (Key("start", "numbers", "joint angles at t = 0", "rad", per_joint=True),
+     Key("goal", "numbers", "joint angles from the move time on", "rad", per_joint=True),
      Key("move_time", "number", "the move time", "s", gt=0)),
-    _torque_driven, _quintic)
+    _torque_driven, _quintic, move_end=lambda values: values["move_time"])
 PLATFORM_CIRCLE = ReferenceKind(
     "platform_circle", "a Delta robot's platform on a horizontal circle, by inverse kinematics (paper 003)",
     _circle_keys("xyz"), _platform, _platform_circle)
@@ -128,7 +132,7 @@ INVERTED_U = ReferenceKind(
     "inverted_u", "a Delta robot's pick-and-place: the platform on paper 003's inverted U, septic blends",
     (Key("start", "vector", "the platform's start (x, y, z)", "m", size=3),
      Key("travel", "vector", "the move (dx, dy, dz): x and y across, z up and back", "m", size=3),
-     Key("times", "vector", "the set-point times t0, t1, t2, t3, tf", "s", size=5)),
-    _platform, _inverted_u)
+     Key("times", "vector", "the set-point times t0, t1, t2, t3, tf", "s", size=5, ge=0, increasing=True)),
+    _platform, _inverted_u, move_end=lambda values: values["times"][-1])
 
 REFERENCES: dict[str, ReferenceKind] = {row.name: row for row in (CIRCLE, QUINTIC, PLATFORM_CIRCLE, INVERTED_U)}

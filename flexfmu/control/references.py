@@ -34,7 +34,8 @@ def circle_reference(center, radius: float, frequency: float, lengths, elbow: fl
     Returns
     -------
     callable
-        t -> (theta_d, dtheta_d, ddtheta_d), the accelerations left zero.
+        t -> (theta_d, dtheta_d, ddtheta_d), the accelerations left zero; it raises ValueError at a time
+        where the circle leaves the arm's reach.
     """
     l1, l2 = lengths
     w = 2 * np.pi * frequency
@@ -43,7 +44,11 @@ def circle_reference(center, radius: float, frequency: float, lengths, elbow: fl
         x, y = center[0] + radius * np.cos(w * t), center[1] + radius * np.sin(w * t)
         xd, yd = -radius * w * np.sin(w * t), radius * w * np.cos(w * t)
         c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
-        t2 = elbow * np.arccos(np.clip(c2, -1.0, 1.0))
+        if abs(c2) >= 1.0:
+            raise ValueError(f"the circle's point ({x:.4g}, {y:.4g}) m at t = {t:g} s is {np.hypot(x, y):.4g} m "
+                             f"from the base, not strictly between {abs(l1 - l2):.4g} and {l1 + l2:.4g} m, where "
+                             "the two links reach")
+        t2 = elbow * np.arccos(c2)
         t1 = np.arctan2(y, x) - np.arctan2(l2 * np.sin(t2), l1 + l2 * np.cos(t2))
         J = np.array([[-l1 * np.sin(t1) - l2 * np.sin(t1 + t2), -l2 * np.sin(t1 + t2)],
                       [l1 * np.cos(t1) + l2 * np.cos(t1 + t2), l2 * np.cos(t1 + t2)]])

@@ -159,6 +159,12 @@ class Model:
 
     # ------------------------------------------------------------ names and data
 
+    def graph_for(self, arm) -> ModelGraph:
+        """The graph of this Model's kind built for ``arm``, a variant of its arm (the same arm with another
+        physics switch, say): what an analysis that needs other physics than the Model's own builds on. The
+        Model's own graph for its own arm."""
+        return self._graph if arm == self.arm else type(self._graph)(arm)
+
     @property
     def coordinates(self) -> list[str]:
         """Names of q in order (``theta[1]``, ``alpha[1]``, ``f[1,1]``, ...)."""

@@ -235,7 +235,13 @@ def is_multiple(value: float, step: float) -> bool:
 
 def highest_frequency(model, p=None) -> float:
     """Highest linearised natural frequency (rad/s) of ``model`` at the pose q = 0, with parameters ``p``
-    (nominal when None), its prescribed joints held; 0 for an arm with no oscillating coordinate."""
+    (nominal when None), its prescribed joints held; 0 for an arm with no oscillating coordinate.
+
+    This sets an exported FMU's internal step, so it is the frequency of the dynamics the FMU integrates,
+    linearised at the start pose, not about a loaded equilibrium: it adds no geometric stiffness of an axial
+    preload that the Model's dynamics leave out (geometric stiffening off), because an explicit integrator is
+    stable or not for what it integrates. :func:`flexfmu.dynamics.linear.held_frequencies` gives the physical
+    frequencies about the sag, with that stiffness."""
     from flexfmu.dynamics.linear import natural_frequencies
 
     held = [c.name for c in model.layout if c.prescribed]

@@ -147,7 +147,8 @@ def stepping(model, settings: ExportSettings) -> Stepping:
         raise ExportError(
             f"the internal step {h:g} s is beyond the stability limit of {integrator} for this arm: "
             f"h * omega_max = {h * omega_max:.3g} > {STABILITY_LIMITS[integrator]:.3g} "
-            f"(omega_max = {omega_max:.1f} rad/s, the highest linearised frequency), so the FMU would diverge; "
+            f"(omega_max = {omega_max:.1f} rad/s, the highest frequency of the dynamics as the FMU integrates them, "
+            f"linearised at the start pose), so the FMU would diverge; "
             f"use a step <= {largest:.3g} s (the default keeps h * omega_max <= 0.3, for accuracy), the implicit "
             f"or rosenbrock integrator, or allow the unstable step (--allow-unstable-step; the model description "
             f"records it)")

@@ -144,7 +144,8 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
     out.mkdir(parents=True, exist_ok=True)
     done = {key: row for key, row in read_journal(out).items() if row["status"] == OK}
     todo = {point_id(point): point for point in points if point_id(point) not in done}
-    progress = Progress(f"{label}: {len(todo)} of {len(points)} points")
+    progress = Progress(f"{label}: {len(todo)} of {len(points)} points", unit="point")
+    progress.begin(len(todo))
     journal_path = out / JOURNAL
     cut = journal_path.exists() and journal_path.stat().st_size and not journal_path.read_bytes().endswith(b"\n")
     with open(journal_path, "a") as journal:

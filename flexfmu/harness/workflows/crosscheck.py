@@ -20,7 +20,6 @@ envelope (``flexfmu.harness.reports.envelope``).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,13 +124,15 @@ def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=N
                shipped: dict | None = None) -> CaseSetup:
     """The :class:`CaseSetup` of the scenario ``scenario_name`` (name, file or loaded Scenario) on the arm
     ``arm_path`` (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm``
-    and ``shipped`` as for CaseSetup."""
+    and ``shipped`` as for CaseSetup. The scenario is checked against the arm's Model here, before anything
+    runs (ScenarioError naming every problem)."""
     loaded = isinstance(scenario_name, Scenario)
     scenario = scenario_name if loaded else load_scenario(scenario_name)
     if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
+        scenario = scenario.with_duration(duration)
     arm_file = resolve_arm(arm_path)
     model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    scenario.check(model)
     return CaseSetup(arm_file, None if loaded else resolve_scenario(scenario_name), scenario, model,
                      scenario.build_controller(model), fmu_arm, dict(shipped or {}))
 
@@ -219,7 +220,7 @@ def execute_run(case: CaseSetup, name: str) -> tuple:
             case.fmu(kind)
         horizon = None if run.horizon is None or run.horizon >= case.scenario.duration else run.horizon
         began = time.perf_counter()
-        result = run.execute(case, Progress(f"{case.model.arm.name}/{case.scenario.name}: {name}"), horizon)
+        result = run.execute(case, None, horizon)
         return result, time.perf_counter() - began
     except Exception as error:  # recorded in the report; the other runs go on
         return f"{type(error).__name__}: {error}", None
@@ -257,7 +258,40 @@ def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
         The case's entry of the report (see :func:`assemble_case`).
     """
     case = case_setup(arm_path, scenario_name, duration, fmu_arm)
-    return assemble_case(case, {name: execute_run(case, name) for name in case_runs(case, runs)}, out)
+    count = RunCount(len(case_runs(case, runs)))
+    entry = run_setup(case, out, runs, count)
+    count.finish()
+    return entry
+
+
+def run_setup(case: CaseSetup, out: Path, runs=tuple(RUNS), progress=None) -> dict:
+    """The report entry of the set-up ``case``: its runs of ``runs`` made here, compared and plotted into
+    ``out``; ``progress``, when given, is told as each run starts (``progress.step(what)``)."""
+    outcomes = {}
+    for name in case_runs(case, runs):
+        if progress is not None:
+            progress.step(f"{case.model.arm.name}/{case.scenario.name}: {name}")
+        outcomes[name] = execute_run(case, name)
+    return assemble_case(case, outcomes, out)
+
+
+class RunCount:
+    """A cross-check's progress in runs, shown from the start: ``step(what)`` as each run starts."""
+
+    def __init__(self, total: int):
+        self.bar, self.total, self.done = Progress("crosscheck", unit="run"), total, -1
+
+    def step(self, what: str = "") -> None:
+        """One more run started (the previous one done); ``what`` names it."""
+        self.done += 1
+        if self.done == 0:
+            self.bar.begin(self.total, what)
+        else:
+            self.bar(self.done, self.total, what)
+
+    def finish(self) -> None:
+        """Every run done."""
+        self.bar(self.total, self.total)
 
 
 def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
@@ -276,7 +310,8 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     dict
         arm, scenario, description, seconds and horizon per run, errors of runs that failed,
         comparisons, the validity envelope (:func:`flexfmu.harness.reports.envelope.envelope_summary`, None for a
-        rigid arm), the reference's figures (tracking, torques) and the plot files.
+        rigid arm), the reference's figures (tracking, torques) and the plot files (None when the reference
+        run failed: then nothing is plotted).
     """
     model, scenario = case.model, case.scenario
     results = {name: result for name, (result, seconds) in outcomes.items() if seconds is not None}
@@ -293,9 +328,10 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
              "horizons": {name: float(result.time[-1]) for name, result in results.items()},
              "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
              "envelope": envelope_summary(model, results, scenario.start_values(model)), "figures": {},
-             "plot": plot_file(model.arm.name, scenario.name),
-             "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
+             "plot": None, "scenario_plot": None}
     if "reference" in results:
+        entry |= {"plot": plot_file(model.arm.name, scenario.name),
+                  "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
         compared = [name for name, _ in scenario.compared(model)]
         plot_runs(results, compared, "reference", out / entry["plot"], f"{label}: {scenario.description}", units)
         reference = None if case.controller.open_loop else scenario.reference(model)
@@ -327,10 +363,19 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     -------
     dict
         The report (as written to report.json).
+
+    Raises
+    ------
+    ScenarioError
+        If a scenario does not fit its arm: every case is set up, and its scenario checked against the arm's
+        Model, before anything runs or is written.
     """
     start = time.perf_counter()
     if campaign is None:
-        results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
+        setups = [case_setup(arm_path, scenario, duration) for arm_path, scenario in cases]  # all checked first
+        count = RunCount(sum(len(case_runs(case, runs)) for case in setups))
+        results = [run_setup(case, out, runs, count) for case in setups]
+        count.finish()
     else:
         from flexfmu.harness.campaigns.campaign import dask_client
 
@@ -390,8 +435,21 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
                 shipped[kind] = builds[key]
             futures.append(client.submit(_remote_run, case.arm_file, case.scenario_source, duration, name, shipped,
                                          pure=False, priority=5 if name == "native-me" else 0))
-    outcomes = iter([_outcome(future) for future in futures])
+    outcomes = iter(_outcomes(futures))
     return [assemble_case(case, {name: next(outcomes) for name in case_runs(case, runs)}, out) for case in setups]
+
+
+def _outcomes(futures: list) -> list[tuple]:
+    """The outcomes of the runs' ``futures`` in their order, counted in runs as they finish."""
+    from dask.distributed import as_completed
+
+    bar = Progress("crosscheck", unit="run")
+    bar.begin(len(futures))
+    done = {}
+    for count, future in enumerate(as_completed(futures), start=1):
+        done[future.key] = _outcome(future)
+        bar(count, len(futures))
+    return [done[future.key] for future in futures]
 
 
 def all_cases() -> list[tuple[Path, str]]:

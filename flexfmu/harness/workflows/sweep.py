@@ -4,7 +4,11 @@ A point sets plant parameters (FMU start values, e.g. ``payload.mass``) and
 controller gains (e.g. ``kp``) by name; the scenario runs through the
 co-simulation FMU at each point (one FMU for the whole campaign, built once
 and shipped to the workers), and the row holds the cost terms (tracking,
-vibration, effort, apart) and the run's figures (``flexfmu.harness.reports.figures``).
+vibration, effort, apart), the run's figures (``flexfmu.harness.reports.figures``)
+and its validity envelope (when it first left it, ``envelope.left_at_s``,
+empty if never, and its largest quantity as a fraction of that quantity's limit,
+``envelope.peak_fraction``), computed where the point runs, on a remote
+worker too.
 Points come from a grid (``--vary NAME=START:STEP:STOP`` or
 ``NAME=V1,V2,...``, all combinations) and/or from random draws over the
 distributions of a TOML file (``--samples N --distributions FILE``):
@@ -22,7 +26,6 @@ distributions of a TOML file (``--samples N --distributions FILE``):
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import tomllib
@@ -124,14 +127,16 @@ def _case(arm_file: str, scenario_file: str, duration: float | None):
 
     scenario = load_scenario(scenario_file)
     if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
-    return flexfmu.build_model(flexfmu.load_arm(arm_file)), scenario
+        scenario = scenario.with_duration(duration)
+    model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    scenario.check(model)
+    return model, scenario
 
 
 def check_names(model, scenario, names) -> None:
     """Raise SweepError unless every name of ``names`` is a parameter of ``model`` or a gain of the
     ``scenario``'s law."""
-    gains = [] if scenario.controller["kind"] == "held" else list(scenario.law(model).gains)
+    gains = list(scenario.controller_kind.gains)
     unknown = [name for name in names if name not in model.parameters and name not in gains]
     if unknown:
         raise SweepError(f"cannot vary {', '.join(unknown)}: not a parameter of arm {model.arm.name!r} nor a gain "
@@ -151,21 +156,23 @@ def sweep_task(point: dict, setup: SweepSetup) -> dict:
     """
     from flexfmu.control.cost import cost_signals, cost_terms
     from flexfmu.dynamics.metadata import TIP_POSITION
+    from flexfmu.harness.reports.envelope import envelope_columns, envelope_outputs, envelope_summary
     from flexfmu.harness.reports.figures import scenario_figures
     from flexfmu.harness.running.runner import run_fmu
 
     model, scenario = _case(setup.arm_file, setup.scenario_file, setup.duration)
-    closed = scenario.controller["kind"] != "held"
+    closed = scenario.closed_loop
     gains = {name: value for name, value in point.items() if name not in model.parameters}
     controller = scenario.build_controller(model, gains if closed else None)
     varied = {name: value for name, value in point.items() if name in model.parameters}
     start = scenario.start_values(model, model.parameter_vector(varied)) | varied
-    record = cost_signals(model) + model.outputs_of(TIP_POSITION)[:2]
+    record = cost_signals(model) + model.outputs_of(TIP_POSITION)[:2] + envelope_outputs(model)
     result = run_fmu(setup.fmu.path(), model, controller, scenario.grid(), start, "cs", record)
     reference = scenario.reference(model) if closed else None
     if not np.all(np.isfinite(result.values)):
         raise FloatingPointError("the run left the finite numbers (unstable)")
-    return cost_terms(model, result, reference, scenario.step) | scenario_figures(result, model, reference)
+    envelope = envelope_columns(envelope_summary(model, {"point": result}, start), "point")
+    return cost_terms(model, result, reference, scenario.step) | scenario_figures(result, model, reference) | envelope
 
 
 def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path, settings,
@@ -203,6 +210,21 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
     return rows
 
 
+def envelope_warnings(rows: list[dict], names: list[str], shown: int = 5) -> list[str]:
+    """Console lines naming the points of ``rows`` (swept ``names``) that left the validity envelope: how many,
+    then the first ``shown`` with when and how far."""
+    from flexfmu.harness.reports.envelope import LEFT_AT, PEAK
+
+    left = [row for row in rows if row["status"] == "ok" and row.get(LEFT_AT) is not None]
+    if not left:
+        return []
+    lines = [f"warning: {len(left)} of {len(rows)} points left the validity envelope (results beyond it are outside "
+             "the model's assumptions; column envelope.left_at_s of results.csv):"]
+    lines += [f"  {', '.join(f'{name}={row[name]:g}' for name in names)}: at t = {row[LEFT_AT]:.4g} s, largest "
+              f"{row[PEAK]:.3g} times its limit" for row in left[:shown]]
+    return lines + ([f"  ... and {len(left) - shown} more"] if len(left) > shown else [])
+
+
 def summary_metrics(rows: list[dict]) -> list[str]:
     """The figures a summary plot of ``rows`` shows: the cost terms and the RMS tracking error, in the
     rows' order."""
@@ -211,7 +233,9 @@ def summary_metrics(rows: list[dict]) -> list[str]:
 
 
 def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> None:
-    """Each summary metric against each swept name, one panel each; failed points as red marks.
+    """Each summary metric against each swept name, one panel each, the points coloured by another swept name
+    (the second; the first in the second's panels), so a two-way sweep reads as a family of curves; failed
+    points as red marks.
 
     Parameters
     ----------
@@ -229,22 +253,30 @@ def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from flexfmu.harness.reports.plots import titled
+
     metrics = summary_metrics(rows) or ["seconds"]
+    # constrained from the start: a colour bar added to a figure laid out otherwise breaks the layout later
     fig, axes = plt.subplots(len(metrics), len(names), figsize=(4.2 * len(names), 3.0 * len(metrics)),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     ok = [row for row in rows if row["status"] == "ok"]
     failed = [row for row in rows if row["status"] != "ok"]
     for i, metric in enumerate(metrics):
         for j, name in enumerate(names):
             ax = axes[i, j]
-            ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            colour = next((other for other in names[1:2] + names[:1] if other != name), None)
+            if colour is None:
+                ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            else:
+                points = ax.scatter([row[name] for row in ok], [row[metric] for row in ok], s=12,
+                                    c=[row[colour] for row in ok], cmap="viridis")
+                fig.colorbar(points, ax=ax, label=colour)
             if failed:
                 bottom = min((row[metric] for row in ok), default=0.0)
                 ax.plot([row[name] for row in failed], [bottom] * len(failed), "x", color="red", label="failed")
                 ax.legend(fontsize=7)
             ax.set(xlabel=name, ylabel=metric)
             ax.grid(True, alpha=0.3)
-    fig.suptitle(f"{title}: {len(ok)} points ok, {len(failed)} failed")
-    fig.tight_layout()
+    titled(fig, f"{title}: {len(ok)} points ok, {len(failed)} failed")
     fig.savefig(path, dpi=90)
     plt.close(fig)
