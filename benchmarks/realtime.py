@@ -121,7 +121,7 @@ def write_table(rows: list[dict], machine: dict) -> None:
              "time | export |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['arm']} | {r['coordinates']} | {r['integrator']} | {r['substeps_per_ms']} | "
-                     f"{r['median_us']:.1f} us | {r['worst_us']:.0f} us | {r['realtime_factor']:.0f} | "
+                     f"{r['median_us']:.1f} us | {r['worst_us']:.0f} us | {r['realtime_factor']:.3g} | "
                      f"{r['export_s']:.1f} s |")
     load = ", ".join(f"{v:.1f}" for v in machine["load_average_1_5_15_min"] or [])
     lines += ["", f"Measured {machine['date_utc']} on {machine['cpu']} ({machine['cores']} cores, load average "
