@@ -39,6 +39,12 @@ class BufferedFunction:
         self._evaluate()
         return self._results[0].copy()
 
+    def every(self, *args) -> list[np.ndarray]:
+        """Every result of ``function`` at ``args``, each a flat numpy array (a matrix's entries column by
+        column)."""
+        self(*args)
+        return [result.copy() for result in self._results]
+
     def __getstate__(self) -> dict:
         return {"function": self.function}
 

@@ -23,7 +23,8 @@ SETTING_FLAGS = (("interface", "--interface", "interface"), ("integrator", "--in
                  ("step", "--step", "internal_step"), ("communication_step", "--communication-step",
                                                        "communication_step"),
                  ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"),
-                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"))
+                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"),
+                 ("realtime_budget", "--realtime-budget", "realtime_budget"))
 
 
 def add_parser(sub) -> None:
@@ -38,8 +39,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--backend", choices=("native", "pythonfmu"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--interface", choices=("cs", "me", "both"), default=None,
                         help="co-simulation, model exchange or both in one FMU (default: both)")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default=None,
-                        help="fixed-step co-simulation integrator (default: rk4)")
+    parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default=None,
+                        help="fixed-step co-simulation integrator (default: rk4, or rosenbrock for a stiff arm)")
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,
@@ -52,6 +53,10 @@ def add_parser(sub) -> None:
     parser.add_argument("--allow-unstable-step", action="store_true", default=None,
                         help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
                              "(refused otherwise; the model description records it)")
+    parser.add_argument("--realtime-budget", type=float, default=None, metavar="FRACTION",
+                        help="refuse the export when the compiled doStep, timed on this machine, costs more than "
+                             "FRACTION of the communication step (median of many steps; e.g. 0.1 for 10 times "
+                             "faster than real time); the cost is timed and recorded either way")
     parser.set_defaults(run=run)
 
 
@@ -108,6 +113,8 @@ def run(args) -> int:
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")
     if report.platforms:
         print(f"binaries: {', '.join(report.platforms)}")
+    if report.timing is not None:
+        print(f"step cost: {report.timing.text()}")
     for platform, why in report.skipped_platforms.items():
         print(f"skipped {platform}: {why}")
     return 0

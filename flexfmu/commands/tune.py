@@ -28,7 +28,7 @@ def add_parser(sub) -> None:
     parser.add_argument("--duration", type=float, default=None,
                         help="the tuning horizon in s (default: the scenario's); it must cover the move and the "
                              "scenario's settling after it")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
+    parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default="rk4",
                         help="the FMU's integrator, which the tuning discretisation follows (default: %(default)s)")
     parser.add_argument("--limit", action="append", default=None, metavar="TERM=VALUE",
                         help="upper bound on a cost term (tracking, vibration, effort): a number (unweighted, in "

@@ -166,8 +166,7 @@ def platform_reference(path, kinematics, step: float = 1e-5):
 
     def rates(t: float):
         P, P_rate, _ = path(t)
-        theta = kinematics.inverse(P)
-        return theta, np.linalg.solve(kinematics.jacobian(theta), P_rate)
+        return kinematics.motion(P, P_rate)
 
     def reference(t: float):
         theta, rate = rates(t)

@@ -51,6 +51,7 @@ from flexfmu.control.laws import LAWS
 from flexfmu.control.motions import MOTIONS
 from flexfmu.control.reference_kinds import REFERENCES
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
+from flexfmu.dynamics.equilibrium import holding_equilibrium
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
 from flexfmu.spec.checks import join, show, string, sub_table, type_name
@@ -206,9 +207,11 @@ class Scenario:
                 return float(self.tolerances[key])
         raise AssertionError("load_scenario requires a default tolerance")
 
-    def initial_state(self, model):
-        """x0 = [q0; 0] over the state coordinates of ``model`` with the scenario's initial coordinates (the
-        others at the arm's start pose: zero for serial arms, the home pose for a Delta robot).
+    def initial_state(self, model, p=None):
+        """x0 = [q0; 0] over the state coordinates of ``model``: the arm at rest at the scenario's start pose,
+        its joints at the scenario's initial angles (the others at the arm's start pose) and every other
+        coordinate at the static equilibrium there under the parameters ``p`` (nominal when None;
+        ``flexfmu.dynamics.equilibrium``), unless the scenario gives it too.
 
         Raises
         ------
@@ -221,10 +224,18 @@ class Scenario:
             raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not state coordinates "
                                 f"of arm {model.arm.name!r} ({', '.join(states)}; prescribed joints follow the "
                                 "[motion] table)")
-        x0 = model.start_state.copy()
+        joints = {c.name for c in model.layout if c.kind == "joint"}
+        q, _ = holding_equilibrium(model, {name: value for name, value in self.initial.items() if name in joints}, p)
+        x0 = np.concatenate([q[list(model.drives.states)], np.zeros(len(states))])
         for name, value in self.initial.items():
             x0[states.index(name)] = value
         return x0
+
+    def start_values(self, model, p=None) -> dict:
+        """{state coordinate name: value} of :meth:`initial_state` (parameters ``p``, nominal when None): what an
+        FMU of ``model`` is started with."""
+        x0 = self.initial_state(model, p)
+        return dict(zip(model.states, map(float, x0)))
 
     def with_motion(self, **values) -> Scenario:
         """This scenario with the ``[motion]`` parameters in ``values`` replaced (``w0=6.0``), checked

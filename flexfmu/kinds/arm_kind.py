@@ -44,6 +44,9 @@ class ArmKind:
         (model) -> {"where": the pose and how the arm is held, in words, "position": the pose, "rad/s": natural
         frequencies} or None, what ``flexfmu info`` reports for an arm of the kind (None: nothing); a
         linearisation about a loaded equilibrium, with the load's geometric stiffness, or saying why not.
+    unreduced : callable, optional
+        (arm) -> the same arm without reduction of its flexible bodies (None: the kind reduces nothing): the
+        full model a crosscheck holds a reduced one against.
     """
 
     name: str
@@ -53,6 +56,7 @@ class ArmKind:
     planner: Planner
     references: tuple[ReferenceKind, ...]
     home_frequencies: Callable | None = None
+    unreduced: Callable | None = None
 
     def __post_init__(self):
         check_row("KINDS", self.name, load=self.load, graph=self.graph)

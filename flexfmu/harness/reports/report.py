@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib
 
-from flexfmu.harness.reports.compare import ROUND_OFF
+from flexfmu.harness.reports.compare import REDUCTION_OF_RANGE, ROUND_OFF
 from flexfmu.harness.reports.envelope import envelope_console, envelope_lines
 from flexfmu.harness.reports.plots import thinned, titled
 
@@ -86,7 +86,9 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
              "A *scenario* tolerance bounds the largest absolute difference, in the output's unit (the "
              "scenario file says why); a *round-off* tolerance bounds two runs of one fixed-step scheme (the "
              f"native and the Python-backed FMU) at {ROUND_OFF:g} x max(1, peak |value|) (a prescribed joint's "
-             "torque, inverse dynamics, at 100 times that). Every output of every "
+             "torque, inverse dynamics, at 100 times that); a *reduction* tolerance bounds a reduced arm's "
+             f"reference against the unreduced arm's, at {REDUCTION_OF_RANGE:g} of the signal's range (the "
+             "reduction's error alone: every other pair holds the integration error). Every output of every "
              "pair is in report.json.", ""]
     for case in cases:
         ok = all(c["passed"] for c in case["comparisons"]) and not case.get("errors")

@@ -40,7 +40,7 @@ def native_fmu(arm, settings=None, target: str = "fmi2") -> Path:
                        lambda path: export(flexfmu.build_model(arm), path, settings, target))
 
 
-def python_fmu(arm_file, communication_step: float, integrator: str = "rk4") -> Path:
+def python_fmu(arm_file, communication_step: float, integrator: str | None = None) -> Path:
     """The Python-backed plant FMU of the arm in ``arm_file`` for the ``communication_step`` (s) with the
     fixed-step ``integrator`` (see ``flexfmu.targets.pythonfmu``)."""
     from flexfmu.targets.pythonfmu import export_pythonfmu

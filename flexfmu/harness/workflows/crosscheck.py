@@ -1,7 +1,10 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
 The runs are rows of one table, :data:`RUNS`: the reference (the Model's
-graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``), the
+graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``),
+for a Model whose flexible bodies dropped modes the reference of the
+unreduced arm too (compared with the reference alone: the reduction error,
+apart from every run's integration error), the
 native C FMU (FMI 2.0) by co-simulation and by model exchange (FMPy's CVode),
 the same model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU (the graph under the native FMU's fixed-step scheme, on a
 short horizon) and, for closed-loop scenarios, the native FMU driven by the
@@ -27,7 +30,7 @@ import numpy as np
 import flexfmu
 from flexfmu.control.scenario import Scenario, load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm, resolve_scenario
-from flexfmu.harness.reports.compare import compare_runs
+from flexfmu.harness.reports.compare import REDUCTION, compare_runs
 from flexfmu.harness.reports.envelope import envelope_outputs, envelope_summary
 from flexfmu.harness.reports.figures import scenario_figures
 from flexfmu.harness.reports.plots import plot_scenario
@@ -36,6 +39,7 @@ from flexfmu.harness.running import fmu_cache
 from flexfmu.harness.running.progress import Progress
 from flexfmu.harness.running.reference import reference_run
 from flexfmu.harness.running.runner import FmuController, run_fmu
+from flexfmu.kinds import kind_of
 
 FMU_SCHEME = "fmu-step"  # the native FMU's fixed-step integrator and internal step
 PYTHONFMU_HORIZON = 1.0  # s: the Python-backed FMU is slow, and round-off agreement shows within a second
@@ -89,6 +93,13 @@ class CaseSetup:
         return self.scenario.grid()
 
     @property
+    def reduced(self) -> bool:
+        """Whether the case's Model dropped modes of its flexible bodies (then the reduction's error is measured
+        against the unreduced arm)."""
+        reduction = self.model.reduction
+        return reduction is not None and any(not keep for body in reduction.bodies for *_, keep in body.modes)
+
+    @property
     def record(self) -> list[str]:
         """The compared outputs, then the validity envelope's quantities and flag."""
         compared = [name for name, _ in self.scenario.compared(self.model)]
@@ -105,8 +116,8 @@ class CaseSetup:
         under ``controller`` (the scenario's when None), recording the compared outputs and reporting to
         ``progress``."""
         grid = self.grid if horizon is None else self.grid[self.grid <= horizon + 1e-9]
-        return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid, self.scenario.initial,
-                       interface, self.record, progress)
+        return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid,
+                       self.scenario.start_values(self.model), interface, self.record, progress)
 
 
 def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=None,
@@ -145,6 +156,11 @@ class Run:
         Run only this many seconds (None: the scenario's duration).
     applies : callable or None
         CaseSetup -> whether the run belongs to the case (None: always).
+    compared_with : tuple of str or None
+        The only runs it is compared with (None: every run), and the bound of those comparisons
+        (``bound``).
+    bound : str or None
+        The kind of bound of its comparisons with ``compared_with`` (``flexfmu.harness.reports.compare``).
     """
 
     name: str
@@ -153,10 +169,19 @@ class Run:
     needs: tuple = ()
     horizon: float | None = None
     applies: Callable | None = None
+    compared_with: tuple | None = None
+    bound: str | None = None
 
 
 def _reference(case: CaseSetup, progress, horizon):
     return reference_run(case.model, case.scenario, case.controller, progress=progress)
+
+
+def _full_reference(case: CaseSetup, progress, horizon):
+    """The reference of the unreduced arm, on the reduced Model's outputs (the scenario's controller built for
+    the full Model)."""
+    full = flexfmu.build_model(kind_of(case.model.arm).unreduced(case.model.arm))
+    return reference_run(full, case.scenario, case.scenario.build_controller(full), progress=progress)
 
 
 def _native(interface: str, kind: str = "native"):
@@ -174,6 +199,8 @@ def _controller_fmu(case: CaseSetup, progress, horizon):
 
 RUNS: dict[str, Run] = {run.name: run for run in (
     Run("reference", None, _reference),
+    Run("full-reference", None, _full_reference, applies=lambda case: case.reduced,
+        compared_with=("reference",), bound=REDUCTION),
     Run("native-cs", FMU_SCHEME, _native("cs"), ("native",)),
     Run("native-me", None, _native("me"), ("native",)),
     Run("fmi3-cs", FMU_SCHEME, _native("cs", "fmi3"), ("fmi3",)),
@@ -292,13 +319,15 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     units = dict(zip(model.output_names, model.output_units))
     comparisons = compare_runs(results, scenario.compared(model), {name: RUNS[name].scheme for name in results},
-                               units, {signal.name: signal.group for signal in model.output_table})
+                               units, {signal.name: signal.group for signal in model.output_table},
+                               {name: (RUNS[name].compared_with, RUNS[name].bound) for name in results
+                                if RUNS[name].compared_with is not None})
     label = f"{model.arm.name}/{scenario.name}"
     entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
              "runs": {name: outcomes[name][1] for name in results},
              "horizons": {name: float(result.time[-1]) for name, result in results.items()},
              "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
-             "envelope": envelope_summary(model, results, scenario.initial), "figures": {},
+             "envelope": envelope_summary(model, results, scenario.start_values(model)), "figures": {},
              "plot": None, "scenario_plot": None}
     if "reference" in results:
         entry |= {"plot": plot_file(model.arm.name, scenario.name),

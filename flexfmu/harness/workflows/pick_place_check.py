@@ -121,7 +121,7 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     fmu = out / "plant.fmu"
     shutil.copyfile(native_fmu(model.arm), fmu)
     record = end_effector(model)
-    start = dict(scenario.initial)
+    start = scenario.start_values(model)
     runs = {name: run_fmu(fmu, model, SampledController(law, gains, reference), grid, start,
                           record=record + envelope_outputs(model))
             for name, reference in (("plan", plan.reference()), ("baseline", scenario.reference(model)))}

@@ -164,7 +164,8 @@ def sweep_task(point: dict, setup: SweepSetup) -> dict:
     closed = scenario.closed_loop
     gains = {name: value for name, value in point.items() if name not in model.parameters}
     controller = scenario.build_controller(model, gains if closed else None)
-    start = dict(scenario.initial) | {name: value for name, value in point.items() if name in model.parameters}
+    varied = {name: value for name, value in point.items() if name in model.parameters}
+    start = scenario.start_values(model, model.parameter_vector(varied)) | varied
     record = cost_signals(model) + model.outputs_of(TIP_POSITION)[:2] + envelope_outputs(model)
     result = run_fmu(setup.fmu.path(), model, controller, scenario.grid(), start, "cs", record)
     reference = scenario.reference(model) if closed else None

@@ -192,7 +192,7 @@ def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeigh
         internal_step_s=loop.internal_step, cost_history=result.history, bounds=gains_box,
         decay_before=loop.decay_rate(start_gains), decay_after=loop.decay_rate(tuned_gains), decay_required=decay,
         horizon_s=scenario.duration,
-        envelope=envelope_summary(model, {"before": before, "after": after}, scenario.initial),
+        envelope=envelope_summary(model, {"before": before, "after": after}, scenario.start_values(model)),
     )
     (out / "tuned.json").write_text(json.dumps(asdict(check), indent=2))
     plot_before_after(before, after, model, reference, result.history, out / "tuning.png",

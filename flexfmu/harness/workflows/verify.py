@@ -38,7 +38,7 @@ def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = Co
     """
     reference = scenario.reference(model)
     controller = SampledController(law, np.asarray(gains, float), reference)
-    result = run_fmu(path, model, controller, scenario.grid(), scenario.initial,
+    result = run_fmu(path, model, controller, scenario.grid(), scenario.start_values(model),
                      record=cost_signals(model) + envelope_outputs(model))
     return run_cost(model, result, reference, weights, scenario.step), result
 
