@@ -13,7 +13,7 @@ import pytest
 import flexfmu
 from flexfmu.data import arm_names, resolve_arm
 
-# built FMUs and compiled references (flexfmu.harness.running.cache) go to a cache of this test session, shared by
+# built FMUs and compiled references (flexfmu.codegen.cache) go to a cache of this test session, shared by
 # its tests (and their subprocesses), not the user's
 os.environ["FLEXFMU_CACHE"] = tempfile.mkdtemp(prefix="flexfmu-test-cache-")
 

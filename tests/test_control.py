@@ -8,14 +8,20 @@ import dataclasses
 import json
 from pathlib import Path
 
+import tomllib
+
+import casadi as ca
 import numpy as np
 import pytest
+
+import flexfmu
 
 from flexfmu.cli import main
 from flexfmu.commands._common import UsageError, parse_angles
 from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.cost import CostError, CostWeights, load_cost
 from flexfmu.control.laws import ControlLawError, build_law, rigid_selection
+from flexfmu.control.references import quintic_reference
 from flexfmu.control.scenario import load_scenario
 from flexfmu.control.tuning import (
     TuningError,
@@ -33,6 +39,7 @@ from flexfmu.harness.workflows.verify import (
 from flexfmu.targets import ExportSettings, export_fmu
 from tests.conftest import ARMS_DIR, example_model
 from tests.test_tables import scenario_file
+from tests.test_spatial_pipeline import SPACE_ARM
 
 VIBRATION_HEAVY = CostWeights(tracking=1.0, vibration=100.0, effort=1e-3)
 HOLD = lambda t: (np.zeros(2), np.zeros(2), np.zeros(2))  # noqa: E731
@@ -153,6 +160,47 @@ def test_adjoint_gradient_matches_central_differences_of_the_same_loop(kind, int
         e[k] = step
         fd = (loop.cost(gains + e) - loop.cost(gains - e)) / (2 * step)
         assert gradient[k] == pytest.approx(fd, rel=1e-6, abs=1e-12 * cost)
+
+
+def _gradient_case(arm: str, integrator: str, native: bool = True) -> ClosedLoop:
+    """0.2 s of a quintic move under computed torque (on the motor encoders of flexible joints): the planar two-link arm of paper 004 (flexible joints
+    and links) or the small spatial boom of tests/test_spatial_pipeline.py (bending both ways, twist)."""
+    if arm == "planar":
+        model, goal = example_model("subudhi_morris_2link"), (0.5, 0.3)
+    else:
+        model, goal = flexfmu.build_model(flexfmu.arm_from_dict(tomllib.loads(SPACE_ARM))), (0.4, 0.3)
+    law = build_law(model, "computed_torque", measure="motor" if model.coordinates_of("rotor") else "joint",
+                    kp=36.0, kd=12.0)
+    return ClosedLoop(model, law, quintic_reference((0.0, 0.0), goal, 0.2), np.arange(201) * 1e-3,
+                      model.start_state, integrator=integrator, native=native)
+
+
+@pytest.mark.compiler
+@pytest.mark.parametrize("arm, integrator", [("planar", "rk4"), pytest.param("planar", "implicit", marks=pytest.mark.slow),
+                                             pytest.param("spatial", "rk4", marks=pytest.mark.slow),
+                                             pytest.param("spatial", "implicit", marks=pytest.mark.slow)])
+def test_compiled_adjoint_gradient_is_exact_through_the_fmu_step(arm, integrator):
+    """The compiled adjoint sweep through the FMU's own step (RK4, or the implicit midpoint rule's fixed Newton
+    iterations) equals CasADi's generic reverse mode through the interpreted run graph to round-off (an
+    independent derivative of the same discretisation) and central differences of the cost to 1e-6."""
+    loop, interpreted = _gradient_case(arm, integrator), _gradient_case(arm, integrator, native=False)
+    assert loop.native and not interpreted.native
+    gains = loop.law.gain_vector()
+    cost, gradient = loop.cost_and_gradient(gains)
+    assert cost == pytest.approx(interpreted.cost(gains), rel=1e-10)
+    states = loop.run(gains).states
+    assert np.max(np.abs(states - interpreted.run(gains).states)) < 1e-10 * np.max(np.abs(states))
+    f = interpreted.run_function
+    g = ca.MX.sym("g", gains.size)
+    J = ca.sum2(f(interpreted.x0, interpreted.references, g, interpreted.parameters_with_constants())[1])
+    generic = np.array(ca.Function("generic", [g], [ca.gradient(J, g)])(gains)).ravel()
+    assert np.all(np.abs(generic) > 1e-8 * cost)
+    assert np.max(np.abs(gradient - generic) / np.abs(generic)) < 1e-10
+    for k in range(gains.size):
+        e = np.zeros(gains.size)
+        e[k] = 1e-4 * gains[k]
+        fd = (loop.cost(gains + e) - loop.cost(gains - e)) / (2 * e[k])
+        assert gradient[k] == pytest.approx(fd, rel=1e-6)
 
 
 @pytest.mark.compiler

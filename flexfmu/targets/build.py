@@ -12,11 +12,10 @@ does not stop a user's rebuild.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from flexfmu.codegen.native import c_compiler
 from flexfmu.errors import FlexfmuError
 from flexfmu.targets.platforms import PLATFORMS, host_platform
 
@@ -36,7 +35,7 @@ class BuildError(FlexfmuError, RuntimeError):
 
 def compiler() -> str:
     """The C compiler to use: ``$CC``, else ``cc``, else ``gcc`` on the path; a BuildError if none."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    cc = c_compiler()
     if not cc:
         raise BuildError("no C compiler found (set CC or install gcc)")
     return cc

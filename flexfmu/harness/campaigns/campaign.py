@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from flexfmu.harness.running.cache import cache_dir, cached_file, content_hash
+from flexfmu.codegen.cache import cache_dir, cached_file, content_hash
 from flexfmu.harness.running.progress import Progress
 
 JOURNAL = "journal.jsonl"

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import flexfmu
-from flexfmu.harness.running.cache import cached_file, content_hash
+from flexfmu.codegen.cache import cached_file, content_hash
 
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".in", ".toml")
 
