@@ -19,7 +19,6 @@ from flexfmu.control.scenario import load_scenario
 from flexfmu.control.tuning import TuningError, tune
 from flexfmu.harness.reference import integrate_held, labelled_result
 from flexfmu.harness.verify import fmu_closed_loop, fmu_gradient_fd, residual_tip_vibration
-from flexfmu.targets import ExportSettings, export_fmu
 from tests.conftest import ARMS_DIR, example_model
 
 VIBRATION_HEAVY = CostWeights(tracking=1.0, vibration=100.0, effort=1e-3)
@@ -38,9 +37,8 @@ def loop_for(scenario, law=None, **options):
 
 
 @pytest.fixture(scope="module")
-def subudhi_fmu(tmp_path_factory):
-    path = tmp_path_factory.mktemp("control") / "subudhi.fmu"
-    return export_fmu(example_model("subudhi_morris_2link"), path, ExportSettings(stop_time=4.0)).path
+def subudhi_fmu(example_fmu):
+    return example_fmu("subudhi_morris_2link").path
 
 
 # --- laws ---------------------------------------------------------------------------

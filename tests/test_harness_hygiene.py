@@ -47,6 +47,7 @@ def test_progress_draws_a_bar_on_a_terminal():
 
 
 @pytest.mark.compiler
+@pytest.mark.slow
 def test_a_crosscheck_leaves_the_temporary_directory_as_it_found_it(tmp_path, monkeypatch, capsys):
     """Every run of a cross-check (reference, native FMU in both interfaces, Python-backed FMU, controller
     FMU) in a private temporary directory, for this process and the compilers it starts; the count of its
