@@ -384,7 +384,7 @@ def test_outputs_are_consistent_with_kinematics():
         assert np.abs(acceleration - result[f"tip.a{axis}"])[inner].max() < 2e-2 * np.abs(result[f"tip.a{axis}"]).max()
 
 
-@pytest.mark.parametrize("stiffening", [False, True])
+@pytest.mark.parametrize("stiffening", [False, pytest.param(True, marks=pytest.mark.slow)])  # sympy: 10 s
 def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
     """A third, fully independent derivation (flexfmu/harness/reproductions/sympy_lagrangian.py,
     written from paper 000's setting with closed-form sine integrals, and

@@ -13,8 +13,6 @@ from flexfmu.harness.reproduce import markdown
 from flexfmu.harness.reproductions import REPRODUCTIONS
 from flexfmu.harness.reproductions.rows import Row, relative_row
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
@@ -23,6 +21,7 @@ def report(tmp_path_factory):
     return status, out, json.loads((out / "report.json").read_text())
 
 
+@pytest.mark.slow
 def test_every_reproduced_number_is_within_its_tolerance(report):
     status, _, data = report
     failed = [f"{row['source']}: {row['quantity']}: published {row['published']}, ours {row['ours']}"
@@ -32,6 +31,7 @@ def test_every_reproduced_number_is_within_its_tolerance(report):
     assert [section["name"] for section in data["reproductions"]] == [entry.name for entry in REPRODUCTIONS]
 
 
+@pytest.mark.slow
 def test_the_report_holds_every_row_and_figure(report):
     _, out, data = report
     markdown = (out / "report.md").read_text()
