@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu import load_arm  # noqa: E402
 from flexfmu.data import resolve_arm, resolve_scenario  # noqa: E402
-from flexfmu.harness.campaign import CampaignSettings  # noqa: E402
-from flexfmu.harness.fmu_cache import native_fmu  # noqa: E402
-from flexfmu.harness.sweep import grid_points, run_sweep  # noqa: E402
+from flexfmu.harness.campaigns.campaign import CampaignSettings  # noqa: E402
+from flexfmu.harness.running.fmu_cache import native_fmu  # noqa: E402
+from flexfmu.harness.workflows.sweep import grid_points, run_sweep  # noqa: E402
 
 
 def main() -> int:

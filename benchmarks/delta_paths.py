@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from flexfmu import build_model, load_arm
 from flexfmu.control.scenario import load_scenario
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets import export_fmu
 m = build_model(load_arm("kuo_delta"))
 folder = tempfile.mkdtemp(prefix="flexfmu-delta-paths-")

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
-from flexfmu.harness.pick_place_check import pick_place_on_fmu  # noqa: E402
+from flexfmu.harness.workflows.pick_place_check import pick_place_on_fmu  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu.harness.reproductions.sympy_lagrangian import derive  # noqa: E402
-from flexfmu.dynamics import build_model  # noqa: E402
+from flexfmu import build_model  # noqa: E402
 from flexfmu.spec.arm import Arm, FlexibleLink, Modes  # noqa: E402
 
 PAPER_000_SECONDS = {1: 0.36, 2: 0.92, 3: 4.21, 4: 21.3, 5: 114.6}

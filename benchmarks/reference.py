@@ -1,7 +1,7 @@
 """Reference benchmark: the 10 s pd_circle reference, its time and its accuracy.
 
 Times the closed-loop reference of yu_chen_2dof in pd_circle (10 000 samples
-at 1 kHz) with the compiled one-step DOP853 (``flexfmu.harness.reference``),
+at 1 kHz) with the compiled one-step DOP853 (``flexfmu.harness.running.reference``),
 median of repeats once its library is compiled (the compile, once per model
 and law, is reported apart), and its error against a run at a 100 times
 tighter tolerance (rtol 1e-12, atol 1e-14), per compared output. With
@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
-from flexfmu.harness.reference import reference_run  # noqa: E402
+from flexfmu.harness.running.reference import reference_run  # noqa: E402
 
 TARGET_S = 3.0
 
@@ -37,7 +37,7 @@ def cvodes_per_sample(model, scenario, controller) -> float:
     """Seconds of the former reference: CVODES (BDF, rtol 1e-10) restarted at every sample."""
     import casadi as ca
 
-    from flexfmu.harness.reference import integrator_options, reference_dae
+    from flexfmu.harness.running.reference import integrator_options, reference_dae
 
     n, p = len(model.coordinates), model.nominal_parameters
     integrator = ca.integrator("former", "cvodes", reference_dae(model), 0.0, scenario.step,

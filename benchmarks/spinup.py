@@ -2,7 +2,7 @@
 
 Prints tables and writes JSON (benchmarks/results/spinup.json):
 1. the minimum transverse tip deflection of the stiffened model
-   (``flexfmu.harness.spinup.spinup_figures``) for 2, 3, 4 and 6 clamped-free
+   (``flexfmu.harness.reproductions.spinup.spinup_figures``) for 2, 3, 4 and 6 clamped-free
    modes and w0 = 0.6, 2, 3, 4, 6, 8, 10 rad/s, next to EXUDYN's
    geometrically exact ANCF cable model (32 elements, h = 1e-3 s);
 2. the same model without geometric stiffening: its minimum, when the tip
@@ -40,10 +40,10 @@ from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
 from flexfmu.dynamics.linear import natural_frequencies  # noqa: E402
-from flexfmu.harness.runner import run_fmu  # noqa: E402
-from flexfmu.harness.spinup import (  # noqa: E402
+from flexfmu.harness.reproductions.spinup import (  # noqa: E402
     beam_variant, minimum, spinup_figures, spinup_run, tip_deflection_name,
 )
+from flexfmu.harness.running.runner import run_fmu  # noqa: E402
 from flexfmu.targets import ExportSettings, export_fmu  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

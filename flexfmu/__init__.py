@@ -1,10 +1,11 @@
-"""flexfmu: dynamics of planar flexible robot arms, described in TOML.
+"""flexfmu: dynamics of flexible robot arms, described in TOML, exported as FMUs.
 
 An arm is written down in a TOML specification (see ``docs/spec.md``) and
-loaded with :func:`load_arm` into plain, frozen dataclasses. This top-level
-module re-exports the specification layer, which needs no CasADi, and
-loads the dynamics (:func:`build_model`, :class:`Model`) on first use, so
-``import flexfmu`` stays cheap for tools that only read arms.
+loaded with :func:`load_arm` into plain, frozen dataclasses; :func:`build_model`
+builds its dynamics (a :class:`Model`). Both dispatch on the arm's kind
+through the table of kinds (:mod:`flexfmu.kinds`), which brings in CasADi,
+so they are imported on first use: ``import flexfmu`` alone stays cheap, and
+the specification's dataclasses, re-exported here, need no CasADi.
 """
 
 __version__ = "0.1.0"
@@ -18,8 +19,6 @@ from flexfmu.spec import (
     Payload,
     RigidLink,
     SpecError,
-    arm_from_dict,
-    load_arm,
 )
 
 __all__ = [
@@ -39,9 +38,9 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """Import the CasADi-based dynamics only when they are asked for."""
-    if name in ("build_model", "Model"):
-        from flexfmu import dynamics
+    """Import the table of kinds (and with it CasADi) only when its entry points are asked for."""
+    if name in ("load_arm", "arm_from_dict", "build_model", "Model"):
+        from flexfmu import kinds
 
-        return getattr(dynamics, name)
+        return getattr(kinds, name)
     raise AttributeError(f"module 'flexfmu' has no attribute {name!r}")

@@ -13,7 +13,7 @@ import pytest
 import flexfmu
 from flexfmu.data import arm_names, resolve_arm
 
-# built FMUs and compiled references (flexfmu.harness.cache) go to a cache of this test session, shared by
+# built FMUs and compiled references (flexfmu.harness.running.cache) go to a cache of this test session, shared by
 # its tests (and their subprocesses), not the user's
 os.environ["FLEXFMU_CACHE"] = tempfile.mkdtemp(prefix="flexfmu-test-cache-")
 
@@ -41,7 +41,8 @@ def example_fmu(tmp_path_factory):
 
     reports = {}
 
-    def exported(name: str, settings=ExportSettings(), target: str = "fmi2"):
+    def exported(name: str, settings=None, target: str = "fmi2"):
+        settings = settings or ExportSettings()
         key = (name, settings, target)
         if key not in reports:
             folder = tmp_path_factory.mktemp(f"{name}-{target}")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from flexfmu.data import resolve_arm, resolve_scenario
-from flexfmu.harness.campaign import JOURNAL, CampaignSettings, read_journal, run_campaign
-from flexfmu.harness.sweep import SweepError, grid_points, parse_vary, run_sweep, sample_points
+from flexfmu.harness.campaigns.campaign import JOURNAL, CampaignSettings, read_journal, run_campaign
+from flexfmu.harness.workflows.sweep import SweepError, grid_points, parse_vary, run_sweep, sample_points
 
 ARM, SCENARIO = resolve_arm("yu_chen_2dof"), resolve_scenario("pd_circle")
 # kd = 1e6 N m s/rad sampled at 1 kHz is far beyond stability: that point diverges
@@ -131,7 +131,7 @@ def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_pa
     --motion`` passes it): the workers run that scenario, not the file's (their FMU runs would otherwise
     differ from the serial reference)."""
     from flexfmu.control.scenario import load_scenario
-    from flexfmu.harness.crosscheck import crosscheck
+    from flexfmu.harness.workflows.crosscheck import crosscheck
 
     cases = [(resolve_arm("subudhi_morris_2link"), "bang_bang"),
              (resolve_arm("spinup_beam"), load_scenario("spinup").with_motion(w0=6.0))]

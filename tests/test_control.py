@@ -17,8 +17,8 @@ from flexfmu.control.cost import CostError, CostWeights, load_cost
 from flexfmu.control.laws import ControlLawError, build_law, rigid_selection
 from flexfmu.control.scenario import load_scenario
 from flexfmu.control.tuning import TuningError, tune
-from flexfmu.harness.reference import integrate_held, labelled_result
-from flexfmu.harness.verify import fmu_closed_loop, fmu_gradient_fd, residual_tip_vibration
+from flexfmu.harness.running.reference import integrate_held, labelled_result
+from flexfmu.harness.workflows.verify import fmu_closed_loop, fmu_gradient_fd, residual_tip_vibration
 from tests.conftest import ARMS_DIR, example_model
 
 VIBRATION_HEAVY = CostWeights(tracking=1.0, vibration=100.0, effort=1e-3)

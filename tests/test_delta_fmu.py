@@ -9,8 +9,8 @@ import pytest
 
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
-from flexfmu.harness.reference import simulate_reference
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.running.reference import simulate_reference
+from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets.validate import validate_fmu
 from tests.conftest import example_model
 

@@ -20,6 +20,7 @@ import contextlib
 import io
 import os
 import re
+import runpy
 import subprocess
 import sys
 import tomllib
@@ -149,3 +150,33 @@ def test_toml_blocks_parse(block):
     data = tomllib.loads(block.body)
     if "link" in data or data.get("kind") in ("planar", "spatial", "delta"):
         flexfmu.arm_from_dict(data, source=block.label)
+
+
+def test_generated_docs_are_current():
+    """docs/cli.md and the README's lists are what scripts/docs.py writes from the parsers and the tables."""
+    script = runpy.run_path(str(ROOT / "scripts" / "docs.py"))
+    assert script["cli_page"]() == (ROOT / "docs" / "cli.md").read_text(), "run python scripts/docs.py"
+    readme = (ROOT / "README.md").read_text()
+    assert script["readme"](readme) == readme, "run python scripts/docs.py"
+    assert set(re.findall(r"<!-- generated: (\w+) -->", readme)) == set(script["BLOCKS"])
+
+
+def test_the_architecture_page_lists_the_layers_the_layer_test_enforces():
+    from tests.test_layers import LAYERS
+
+    rows = re.findall(r"^\| (\d+) \| (.+?) \|", (ROOT / "docs" / "architecture.md").read_text(), re.M)
+    documented = {name.strip("` "): int(floor) for floor, names in rows for name in names.split(",")}
+    assert documented == LAYERS
+
+
+def test_no_file_cites_a_document_outside_the_repository():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    cited = []
+    for name in tracked.split():
+        path = ROOT / name
+        if path == Path(__file__).resolve():  # this test names what it looks for
+            continue
+        if path.suffix in (".py", ".md", ".toml", ".c", ".h", ".m", ".in", ".sh", ".txt") and path.is_file():
+            text = path.read_text(errors="replace")
+            cited += [f"{name}: {word}" for word in ("DESIGN.md", "../shared", "/work/shared") if word in text]
+    assert cited == []

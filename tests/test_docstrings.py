@@ -80,7 +80,7 @@ CALLABLES = {module.__name__: found for module in public_modules() if (found := 
 
 def test_the_walk_finds_the_api():
     names = {name for found in CALLABLES.values() for name, _ in found}
-    assert {"flexfmu.spec.load.load_arm", "flexfmu.dynamics.model.build_model", "flexfmu.targets.export"} <= names
+    assert {"flexfmu.kinds.load_arm", "flexfmu.kinds.build_model", "flexfmu.targets.export"} <= names
 
 
 @pytest.mark.parametrize("module", sorted(CALLABLES))

@@ -8,7 +8,7 @@ import pytest
 import flexfmu
 from flexfmu import load_arm
 from flexfmu.dynamics.linear import natural_frequencies
-from flexfmu.dynamics.model import GRAPHS
+from flexfmu.kinds import kind_of
 from tests.conftest import EXAMPLE_ARMS, example_model
 
 # the independent motor rates below suit planar arms and the Delta robot; tests/test_spatial.py checks
@@ -44,7 +44,7 @@ def test_example_arms_are_all_present():
     assert set(EXAMPLE_ARMS) >= {"yu_chen_2dof", "subudhi_morris_2link", "lin_lewis_rfr", "rigid_2link", "cantilever"}
 
 
-@pytest.mark.parametrize("arm_name", [name for name in EXAMPLE_ARMS if len(GRAPHS[load_arm(name).kind].METHODS) > 1])
+@pytest.mark.parametrize("arm_name", [name for name in EXAMPLE_ARMS if len(kind_of(load_arm(name)).graph.METHODS) > 1])
 def test_closed_form_and_energy_derivations_agree(arm_name):
     """Two independent derivations give the same M and h (100 random states,
     random parameters around nominal); a Delta robot has one derivation (energy) only."""
@@ -79,7 +79,7 @@ def within_one_percent(model, q):
     """``q`` with every flexible link's modal coordinates scaled so that its deflections at the tip and
     at mid-span (from the mode shapes, summed in magnitude) are at most 1 % of its length; a Delta robot's
     nodal values are already small (random_state)."""
-    from flexfmu.dynamics.chain import link_mode_sets
+    from flexfmu.dynamics.planar.bodies import link_mode_sets
 
     q = np.array(q, float)
     if model.arm.kind != "planar":
@@ -147,7 +147,7 @@ def test_energy_balance_under_input(arm_name):
 def tangent_rates(model, link_index, qd):
     """(root, tip) tangent rotation rates of a flexible link relative to its
     frame, from the mode shapes' closed forms (not from the Model's rows)."""
-    from flexfmu.dynamics.chain import link_mode_sets
+    from flexfmu.dynamics.planar.bodies import link_mode_sets
 
     link = model.arm.links[link_index]
     shapes = link_mode_sets(model.arm)[link_index]
@@ -197,7 +197,7 @@ def test_energy_conserved_without_dissipation(arm_name):
     """10 s of free motion with no damping, friction or input: total energy
     constant to 1e-8 relative (CVODES Adams, tight tolerance); a prescribed
     joint is held at rest (zero inputs), so it does no work."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = example_model(arm_name)
     p = conservative_parameters(model)
@@ -354,7 +354,7 @@ def unfelt_inertia(arm) -> set[str]:
     so of its inertia tensor only a'I a counts (entries ij with a_i a_j = 0 cannot enter)."""
     if arm.kind != "spatial" or arm.links[0].kind != "rigid":
         return set()
-    from flexfmu.dynamics.rotations import rotation_vector
+    from flexfmu.dynamics.spatial.rotations import rotation_vector
 
     axis = rotation_vector(arm.links[0].joint.rotation).T @ np.array(arm.links[0].joint.axis)
     entries = {"xx": (0, 0), "yy": (1, 1), "zz": (2, 2), "xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
@@ -376,7 +376,7 @@ def test_yu_chen_highest_linearised_mode_near_1150_rad_s():
 def test_outputs_are_consistent_with_kinematics():
     """Tip velocity and acceleration outputs are the time derivatives of the
     tip position output along a simulated trajectory (finite differences)."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = example_model("subudhi_morris_2link")
     result = simulate_reference(model, 0.5, 1e-4, inputs=lambda t: np.array([0.2, -0.1]))

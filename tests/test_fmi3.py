@@ -18,9 +18,9 @@ from fmpy.validation import validate_fmu as fmpy_validate
 
 from flexfmu.cli import main
 from flexfmu.control.controllers import HeldInputs
-from flexfmu.harness.crosscheck import run_case
-from flexfmu.harness.reference import simulate_reference
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.running.reference import simulate_reference
+from flexfmu.harness.running.runner import run_fmu
+from flexfmu.harness.workflows.crosscheck import run_case
 from flexfmu.targets import ExportSettings, export
 from flexfmu.targets.validate import fmi3_functions, validate_fmu
 from tests.conftest import ARMS_DIR, example_model

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from fmpy.fmi2 import FMU2Model, FMU2Slave
 
+from flexfmu.control.controllers import HeldInputs
+from flexfmu.harness.running.reference import simulate_reference
+from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets import ExportError, ExportSettings, export_fmu
 from flexfmu.targets.validate import validate_fmu
-from flexfmu.control.controllers import HeldInputs
-from flexfmu.harness.runner import run_fmu
-from flexfmu.harness.reference import simulate_reference
 from tests.conftest import EXAMPLE_ARMS, example_model, unzipped
 
 pytestmark = pytest.mark.compiler  # and slow where a test builds an FMU (a full C compile of the model)

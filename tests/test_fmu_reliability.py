@@ -30,9 +30,9 @@ from fmpy.fmi2 import (
 )
 
 from flexfmu.control.controllers import HeldInputs
-from flexfmu.harness.envelope import envelope_lines, envelope_outputs, envelope_summary
-from flexfmu.harness.reference import simulate_reference
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.reports.envelope import envelope_lines, envelope_outputs, envelope_summary
+from flexfmu.harness.running.reference import simulate_reference
+from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets import ExportError, ExportSettings, export_fmu
 from flexfmu.targets.platforms import host_platform
 from tests.conftest import example_model, unzipped

@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 import flexfmu
-from flexfmu.harness.compare import compare_runs
-from flexfmu.harness.crosscheck import crosscheck, run_case
-from flexfmu.harness.result import Result
 from flexfmu.control.scenario import ScenarioError, load_scenario, scenario_names
+from flexfmu.harness.reports.compare import compare_runs
+from flexfmu.harness.running.result import Result
+from flexfmu.harness.workflows.crosscheck import crosscheck, run_case
 from tests.conftest import ARMS_DIR, example_model
-
 
 SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
 YU_CHEN = ARMS_DIR / "yu_chen_2dof.toml"
@@ -125,8 +124,8 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     run; a parameter override (start value) reproduces the reference with
     that parameter."""
     from flexfmu.control.controllers import HeldInputs
-    from flexfmu.harness.reference import simulate_reference
-    from flexfmu.harness.runner import run_fmu
+    from flexfmu.harness.running.reference import simulate_reference
+    from flexfmu.harness.running.runner import run_fmu
 
     model = example_model("subudhi_morris_2link")
     fmu = example_fmu("subudhi_morris_2link").path
@@ -152,7 +151,7 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
 def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
     """crosscheck --all on 0.2 s: every example arm with every scenario
     written for it, reference against the native FMU in both interfaces."""
-    from flexfmu.harness.crosscheck import all_cases
+    from flexfmu.harness.workflows.crosscheck import all_cases
 
     cases = all_cases()
     assert {scenario for _, scenario in cases} == set(scenario_names())

@@ -16,9 +16,9 @@ import tempfile
 import numpy as np
 import pytest
 
-from flexfmu.harness.crosscheck import RUNS, run_case
-from flexfmu.harness.plots import thinned
-from flexfmu.harness.progress import Progress
+from flexfmu.harness.reports.plots import thinned
+from flexfmu.harness.running.progress import Progress
+from flexfmu.harness.workflows.crosscheck import RUNS, run_case
 
 
 class Terminal(io.StringIO):

@@ -2,9 +2,9 @@
 
 Every import in every module of ``flexfmu`` (deferred ones inside functions
 too) is read from the source and checked against the layer order of
-DESIGN.md: a module may import its own layer and the ones below, never one
-above, and never the top-level ``harness``, ``benchmarks`` or ``tests``
-folders.
+docs/architecture.md: a module may import its own layer and the ones below,
+never one above, and never the top-level ``harness``, ``benchmarks`` or
+``tests`` folders.
 
 The tests run per room (a top-level subpackage or module of ``flexfmu``, on
 one floor); a failure lists every offending module of the room.
@@ -28,9 +28,10 @@ LAYERS = {
     "integrate": 4,
     "codegen": 4,
     "control": 5,
-    "targets": 6,
-    "harness": 7,
-    "commands": 8, "cli": 8,
+    "kinds": 6,
+    "targets": 7,
+    "harness": 8,
+    "commands": 9, "cli": 9,
 }
 OUTSIDE = ("harness", "benchmarks", "tests")
 
@@ -134,3 +135,38 @@ def test_no_structure_read_from_names(room):
         if strings:
             found[module_name(path)] = strings
     assert found == {}, f"modules spell coordinate or output names: {found}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """What a module keeps private (a leading underscore) stays in it: names shared by several modules are
+    public in one of them. A private module (``_common``) serves its own package only."""
+    found = []
+    for path in modules():
+        package = module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else module_name(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("flexfmu"):
+                private = [alias.name for alias in node.names if alias.name.startswith("_")
+                           and not alias.name.startswith("__")]
+                found += [f"{module_name(path)} imports {node.module}.{name}" for name in private]
+                owner, _, last = node.module.rpartition(".")
+                if last.startswith("_") and owner != package:
+                    found.append(f"{module_name(path)} imports the private module {node.module}")
+    assert found == []
+
+
+# the harness's rooms, lowest first: a harness module imports its own room and the ones below
+HARNESS_ROOMS = {"running": 0, "reports": 1, "campaigns": 2, "reproductions": 3, "workflows": 4}
+
+
+def test_the_harness_rooms_point_one_way():
+    upward = []
+    for path in PACKAGE.joinpath("harness").rglob("*.py"):
+        parts = module_name(path).split(".")
+        if len(parts) < 3:
+            continue
+        here = HARNESS_ROOMS[parts[2]]
+        for name in imported(path):
+            there = name.split(".")
+            if there[:2] == ["flexfmu", "harness"] and len(there) > 2 and HARNESS_ROOMS[there[2]] > here:
+                upward.append(f"{module_name(path)} imports {name}")
+    assert upward == []

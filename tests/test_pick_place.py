@@ -12,8 +12,9 @@ import pytest
 from flexfmu.cli import main
 from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place
 from flexfmu.control.pick_place import PickPlaceMoves
+from flexfmu.control.reference_kinds import delta_kinematics
 from flexfmu.control.references import inverted_u
-from flexfmu.control.scenario import delta_kinematics, load_scenario
+from flexfmu.control.scenario import load_scenario
 from tests.conftest import example_model
 
 SCENARIO = "delta_pick_place"

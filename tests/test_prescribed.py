@@ -133,7 +133,7 @@ def test_graph_dynamics_of_a_prescribed_arm_equal_the_passes(model):
     """The Python-backed FMU's Functions (the Model's graph, ``graph_dynamics``) and the native FMU's
     passes: the same state derivative, outputs and implicit-midpoint Newton correction over the state
     coordinates, so the two FMUs run one discrete system."""
-    from flexfmu.dynamics.compiled import graph_dynamics
+    from flexfmu.dynamics.graph_dynamics import graph_dynamics
 
     dynamics, graph = model.compiled, graph_dynamics(model)
     rng = np.random.default_rng(24)

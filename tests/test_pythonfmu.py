@@ -15,8 +15,8 @@ from fmpy.validation import validate_fmu
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.control.scenario import load_scenario
 from flexfmu.errors import FlexfmuError
-from flexfmu.harness.reference import simulate_reference
-from flexfmu.harness.runner import run_fmu
+from flexfmu.harness.running.reference import simulate_reference
+from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets.pythonfmu import export_controller_fmu, export_pythonfmu
 from tests.conftest import ARMS_DIR, example_model
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from flexfmu.control.scenario import load_scenario
-from flexfmu.harness.reference import integrator_options, reference_dae, reference_run
+from flexfmu.harness.running.reference import integrator_options, reference_dae, reference_run
 from tests.conftest import example_model
 
 pytestmark = pytest.mark.compiler

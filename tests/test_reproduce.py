@@ -9,9 +9,9 @@ from dataclasses import asdict
 import pytest
 
 from flexfmu.cli import main
-from flexfmu.harness.reproduce import markdown
 from flexfmu.harness.reproductions import REPRODUCTIONS
 from flexfmu.harness.reproductions.rows import Row, relative_row
+from flexfmu.harness.workflows.reproduce import markdown
 
 
 @pytest.fixture(scope="module")

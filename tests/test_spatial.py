@@ -11,7 +11,7 @@ import pytest
 
 import flexfmu
 from flexfmu.dynamics.linear import linearise, natural_frequencies
-from flexfmu.dynamics.rotations import rotation_vector
+from flexfmu.dynamics.spatial.rotations import rotation_vector
 from flexfmu.modes import mode_set
 from flexfmu.spec.arm import Modes
 from tests.conftest import EXAMPLE_ARMS
@@ -299,7 +299,7 @@ def soft_arm() -> dict:
 def test_energy_is_conserved_without_damping_or_input():
     """10 s of free motion under gravity with stiffening on, no damping, friction or input: total energy
     constant to 1e-8 relative (CVODES Adams, tight tolerances)."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = flexfmu.build_model(flexfmu.arm_from_dict(soft_arm()))
     assert max(natural_frequencies(model)) < 250.0

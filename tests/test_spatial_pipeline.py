@@ -12,7 +12,7 @@ import pytest
 
 import flexfmu
 from flexfmu.cli import main
-from flexfmu.harness.crosscheck import run_case
+from flexfmu.harness.workflows.crosscheck import run_case
 from flexfmu.targets import ExportSettings, export
 from flexfmu.targets.validate import validate_fmu
 

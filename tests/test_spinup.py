@@ -9,7 +9,7 @@ import pytest
 
 import flexfmu
 from flexfmu.dynamics.linear import natural_frequencies
-from flexfmu.harness.spinup import DIVERGED, beam_variant, minimum, spinup_run, tip_deflection_name
+from flexfmu.harness.reproductions.spinup import DIVERGED, beam_variant, minimum, spinup_run, tip_deflection_name
 
 BEAM = flexfmu.load_arm("spinup_beam")
 LENGTH, RHO, EI = BEAM.links[0].length, BEAM.links[0].mass_per_length, BEAM.links[0].EI
@@ -117,9 +117,9 @@ def test_spinup_scenario_through_the_fmu(tmp_path):
     against the reference: every compared output within its tolerance; the held 10 ms samples of the
     profile move the minimum by under 1e-5 of the continuous profile's; and, under the continuous
     profile, the hub torque output does the work the beam's energy gains (trapezoid rule, 1e-4)."""
-    from flexfmu.harness.crosscheck import run_case
-    from flexfmu.harness.reference import reference_run
     from flexfmu.control.scenario import load_scenario
+    from flexfmu.harness.running.reference import reference_run
+    from flexfmu.harness.workflows.crosscheck import run_case
 
     case = run_case("spinup_beam", "spinup", tmp_path, runs=("reference", "native-cs"))
     assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), case["comparisons"]

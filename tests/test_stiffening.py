@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import flexfmu
-from flexfmu.harness.spinup import beam_variant
+from flexfmu.harness.reproductions.spinup import beam_variant
 from tests.conftest import example_model
 from tests.test_dynamics import conservative_parameters, motor_rate, random_state
 
@@ -144,7 +144,7 @@ def test_stiffened_arms_keep_energy_and_its_balance(name):
     Not from the random starts of the unstiffened energy test on paper 004's and 002's arms: there
     the joint springs start wound by up to 1.8 rad, the soft links bend by several lengths and buckle
     under the axial load, beyond any second-order model (docs/dynamics.md, "range")."""
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.running.reference import simulate_reference
 
     model = stiffened_model(name)
     assert all(link.geometric_stiffening for link in model.arm.links if link.kind == "flexible")

@@ -57,7 +57,7 @@ def output_folder(option: str, path: str) -> Path:
 
 
 def add_campaign(parser) -> None:
-    """--workers and --scheduler: where the tasks of a campaign run (see flexfmu.harness.campaign)."""
+    """--workers and --scheduler: where the tasks of a campaign run (see flexfmu.harness.campaigns.campaign)."""
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes of the local Dask cluster (default: one per core; 0: run serially "
                              "in this process)")
@@ -67,7 +67,7 @@ def add_campaign(parser) -> None:
 
 def campaign_settings(args):
     """The CampaignSettings of ``args`` (parsed with :func:`add_campaign`)."""
-    from flexfmu.harness.campaign import CampaignSettings
+    from flexfmu.harness.campaigns.campaign import CampaignSettings
 
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")

@@ -11,7 +11,6 @@ motion (the ``[motion]`` table, e.g. of ``spinup``).
 
 from __future__ import annotations
 
-
 from flexfmu.commands._common import UsageError, add_arm, add_campaign, add_out, campaign_settings, positive
 
 
@@ -47,7 +46,7 @@ def run(args) -> int:
     from flexfmu import load_arm
     from flexfmu.control.scenario import load_scenario, scenario_names, scenarios_for
     from flexfmu.data import resolve_arm
-    from flexfmu.harness.crosscheck import all_cases, crosscheck
+    from flexfmu.harness.workflows.crosscheck import all_cases, crosscheck
 
     if args.all == bool(args.arm):
         raise UsageError("give an arm (file or example name) or --all, not both")

@@ -29,8 +29,8 @@ def _demo_fmu(arm_file):
     """The demo's FMU of the arm in ``arm_file``: the default export, every platform with a compiler
     (FmuFile, to ship to the runs and to the validation)."""
     from flexfmu import load_arm
-    from flexfmu.harness.campaign import FmuFile
-    from flexfmu.harness.fmu_cache import native_fmu
+    from flexfmu.harness.campaigns.campaign import FmuFile
+    from flexfmu.harness.running.fmu_cache import native_fmu
     from flexfmu.targets import ExportSettings
 
     return FmuFile.of(native_fmu(load_arm(arm_file), ExportSettings()))
@@ -46,9 +46,9 @@ def run(args) -> int:
     import time
 
     from flexfmu.data import resolve_arm
-    from flexfmu.harness.campaign import dask_client
-    from flexfmu.harness.crosscheck import crosscheck_on, run_case
-    from flexfmu.harness.report import write_report
+    from flexfmu.harness.campaigns.campaign import dask_client
+    from flexfmu.harness.reports.report import write_report
+    from flexfmu.harness.workflows.crosscheck import crosscheck_on, run_case
     from flexfmu.targets.validate import validate_fmu
 
     began = time.perf_counter()

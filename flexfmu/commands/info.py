@@ -37,15 +37,6 @@ def describe(model) -> dict:
     }
 
 
-def delta_frequencies(arm, count: int = 8) -> dict:
-    """The first ``count`` natural frequencies of the Delta robot ``arm`` at its home position with the motors
-    held (:func:`flexfmu.dynamics.delta.frequencies.natural_frequencies`)."""
-    from flexfmu.dynamics.delta.frequencies import natural_frequencies
-
-    omega = natural_frequencies(arm, arm.home, count)
-    return {"position": list(arm.home), "rad/s": [float(w) for w in omega]}
-
-
 def examples() -> dict:
     """The shipped example arms (with their descriptions) and scenarios."""
     from flexfmu import load_arm
@@ -70,11 +61,13 @@ def run(args) -> int:
                 print(f"  {name:<{width}}  {text}")
         return 0
     from flexfmu import build_model, load_arm
+    from flexfmu.kinds import kind_of
 
     arm = load_arm(args.arm)
     data = describe(build_model(arm))
-    if arm.kind == "delta":
-        data["frequencies"] = delta_frequencies(arm)
+    frequencies = kind_of(arm).home_frequencies
+    if frequencies is not None:
+        data["frequencies"] = frequencies(arm)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

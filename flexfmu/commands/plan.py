@@ -2,11 +2,13 @@
 
 A serial arm (``--from 0,0 --to pi/2,pi/6 --time 2``): joint torques for a point-to-point move that ends at
 rest, checked on the exported FMU against paper 004's quintic computed-torque move
-(``flexfmu.harness.plan_check``); exits 1 unless the plan leaves at least 10 times less residual vibration.
+(``flexfmu.harness.workflows.plan_check``); exits 1 unless the plan leaves at least 10 times less residual vibration.
+
+The arm's kind names its planner (``flexfmu.kinds``, ``flexfmu.control.planners``).
 
 A Delta robot (``flexfmu plan kuo_delta [--scenario delta_pick_place]``): the motor reference of a
 pick-and-place scenario's controller, the scenario's inverted U retimed and bent within a tolerance,
-checked on the FMU against the scenario itself (``flexfmu.harness.pick_place_check``); exits 1 unless the
+checked on the FMU against the scenario itself (``flexfmu.harness.workflows.pick_place_check``); exits 1 unless the
 plan leaves less residual vibration than the septic baseline.
 """
 
@@ -70,17 +72,16 @@ def torque_limit(text: str | None, joints: int) -> tuple[float, ...] | None:
 
 def run(args) -> int:
     from flexfmu import build_model, load_arm
+    from flexfmu.kinds import kind_of
 
     model = build_model(load_arm(args.arm))
     settle = None if args.settle is None else positive("--settle", args.settle)
-    if model.arm.kind == "delta":
-        return _plan_pick_place(args, model, settle)
-    return _plan_serial(args, model, SERIAL_SETTLE if settle is None else settle)
+    return PLANS[kind_of(model.arm).planner.name](args, model, settle)
 
 
-def _plan_serial(args, model, settle: float) -> int:
+def _plan_serial(args, model, settle: float | None) -> int:
     from flexfmu.control.planning import PlanSettings, check_settings
-    from flexfmu.harness.plan_check import REQUIRED_REDUCTION, plan_on_fmu
+    from flexfmu.harness.workflows.plan_check import REQUIRED_REDUCTION, plan_on_fmu
 
     missing = [flag for flag, value in (("--from", args.start), ("--to", args.goal), ("--time", args.time))
                if value is None]
@@ -93,7 +94,7 @@ def _plan_serial(args, model, settle: float) -> int:
     check_settings(model, settings, args.sample_step)
     print(f"planning {model.arm.name}: {settings.start} -> {settings.goal} rad in {settings.move_time} s "
           f"({round(settings.move_time / settings.interval)} intervals of {settings.interval} s), IPOPT:", flush=True)
-    check = plan_on_fmu(model, settings, args.out, settle, args.sample_step)
+    check = plan_on_fmu(model, settings, args.out, SERIAL_SETTLE if settle is None else settle, args.sample_step)
     if not check.goal_stable_under_held_torque:
         print("warning: the goal is an unstable rest under the held torque (an arm held up against gravity): "
               "the open-loop replay drifts away from it, so use the plan as feedforward with feedback", file=sys.stderr)
@@ -106,9 +107,10 @@ def _plan_serial(args, model, settle: float) -> int:
 
 def _plan_pick_place(args, model, settle: float | None) -> int:
     from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings
+    from flexfmu.control.reference_kinds import INVERTED_U
     from flexfmu.control.scenario import load_scenario, scenarios_for
-    from flexfmu.harness.pick_place_check import pick_place_on_fmu
-    from flexfmu.harness.progress import Progress
+    from flexfmu.harness.running.progress import Progress
+    from flexfmu.harness.workflows.pick_place_check import pick_place_on_fmu
 
     serial_only = [flag for flag, value in (("--from", args.start), ("--to", args.goal), ("--time", args.time),
                                             ("--torque-limit", args.torque_limit)) if value is not None]
@@ -117,7 +119,7 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
                          "pick-and-place scenario (--scenario)")
     if args.scenario is None:
         candidates = [name for name in scenarios_for(model.arm.name)
-                      if load_scenario(name).controller.get("reference", {}).get("kind") == "inverted_u"]
+                      if load_scenario(name).controller.get("reference", {}).get("kind") == INVERTED_U.name]
         if not candidates:
             raise UsageError(f"arm {model.arm.name!r} has no pick-and-place scenario; name one with --scenario")
         args.scenario = candidates[0]
@@ -140,3 +142,7 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
     print(f"{'PASS' if check.passed else 'FAIL'}: reference in {args.out}/reference.csv; "
           f"report in {args.out}/report.md")
     return 0 if check.passed else 1
+
+
+# planner (flexfmu.control.planners.PLANNERS, the arm kind's) -> the command's run of it
+PLANS = {"collocation": _plan_serial, "pick_and_place": _plan_pick_place}

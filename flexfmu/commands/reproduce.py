@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from flexfmu.harness.reproduce import reproduce, summary
+    from flexfmu.harness.workflows.reproduce import reproduce, summary
 
     try:
         data = reproduce(args.out, args.only)

@@ -37,8 +37,8 @@ def run(args) -> int:
 
     from flexfmu import build_model, load_arm
     from flexfmu.dynamics.metadata import DEFLECTION, TIP_POSITION, TORQUE
-    from flexfmu.harness.plots import plot_simulation
-    from flexfmu.harness.reference import simulate_reference
+    from flexfmu.harness.reports.plots import plot_simulation
+    from flexfmu.harness.running.reference import simulate_reference
 
     duration, interval = positive("--duration", args.duration), positive("--output-interval", args.output_interval)
     model = build_model(load_arm(args.arm))

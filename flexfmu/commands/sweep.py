@@ -33,7 +33,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from flexfmu.control.scenario import load_scenario
     from flexfmu.data import resolve_arm, resolve_scenario
-    from flexfmu.harness.sweep import grid_points, parse_vary, run_sweep, sample_points
+    from flexfmu.harness.workflows.sweep import grid_points, parse_vary, run_sweep, sample_points
 
     load_scenario(args.scenario)
     if args.samples < 0:

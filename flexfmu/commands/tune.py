@@ -2,7 +2,7 @@
 
 Tunes the named gains of the scenario's control law for ARM with exact
 gradients, then runs both gain sets through the exported FMU
-(``flexfmu.harness.tune_check``); exits 1 when the FMU's cost differs from
+(``flexfmu.harness.workflows.tune_check``); exits 1 when the FMU's cost differs from
 the optimiser's prediction by more than 1 %.
 """
 
@@ -64,7 +64,7 @@ def run(args) -> int:
     from flexfmu import build_model, load_arm
     from flexfmu.control.cost import CostWeights, load_cost
     from flexfmu.control.scenario import load_scenario
-    from flexfmu.harness.tune_check import AGREEMENT, tune_on_fmu
+    from flexfmu.harness.workflows.tune_check import AGREEMENT, tune_on_fmu
 
     scenario = load_scenario(args.scenario)
     if scenario.controller["kind"] == "held":

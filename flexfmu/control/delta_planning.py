@@ -33,7 +33,8 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 import casadi as ca
 import numpy as np
@@ -43,6 +44,7 @@ from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.dynamics.metadata import PLATFORM_POSITION
 from flexfmu.errors import FlexfmuError
 from flexfmu.integrate import implicit_midpoint_step, is_multiple
+from flexfmu.spec.keys import Key, read_keys
 
 CONSTRAINT_POINTS = 81  # normalised times where the slope and the bend are bounded
 ACCELERATION_SAMPLE = 5e-3  # s between the samples where the motor accelerations are bounded
@@ -65,19 +67,29 @@ class PickPlaceSettings:
     min_slope: float = 0.05
     difference_step: float = 1e-4
 
+    KEYS: ClassVar[tuple[Key, ...]] = (
+        Key("retiming_terms", "integer", "sine terms that retime the path", required=False, default=8, ge=0),
+        Key("correction_terms", "integer", "polynomial terms per axis that bend the path", required=False,
+            default=6, ge=0),
+        Key("path_tolerance", "number", "how far the commanded path may bend from the scenario's", "m",
+            required=False, default=5e-3, ge=0),
+        Key("acceleration_ratio", "number", "peak motor acceleration allowed, times the baseline's (1: the "
+            "baseline itself)", required=False, default=1.2, ge=1),
+        Key("iterations", "integer", "planner steps", required=False, default=6, ge=1),
+        Key("internal_step", "number", "step of the planner's implicit-midpoint closed loop", "s",
+            required=False, default=5e-4, gt=0),
+        Key("min_slope", "number", "smallest sigma': how slowly the platform may run along the curve",
+            required=False, default=0.05, gt=0),
+        Key("difference_step", "number", "step of the forward differences in the coefficients",
+            required=False, default=1e-4, gt=0),
+    )
+
     def problems(self) -> list[str]:
-        """What is wrong with these settings, one line each."""
-        problems = []
-        for name in ("retiming_terms", "correction_terms", "iterations"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and value >= (1 if name == "iterations" else 0)):
-                problems.append(f"{name} must be an integer >= {1 if name == 'iterations' else 0}, got {value!r}")
-        if self.retiming_terms + self.correction_terms == 0:
+        """What is wrong with these settings against :data:`KEYS`, one line each."""
+        problems: list[str] = []
+        read_keys(problems, asdict(self), "", self.KEYS)
+        if not problems and self.retiming_terms + self.correction_terms == 0:
             problems.append("retiming_terms and correction_terms are both 0: nothing to plan")
-        if not self.path_tolerance >= 0:
-            problems.append(f"path_tolerance must be >= 0 m, got {self.path_tolerance!r}")
-        if not self.acceleration_ratio >= 1:
-            problems.append(f"acceleration_ratio must be >= 1 (the baseline itself), got {self.acceleration_ratio!r}")
         return problems
 
 

@@ -27,7 +27,8 @@ collocation and the FMU's integrator, which the verification measures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import ClassVar
 
 import casadi as ca
 import numpy as np
@@ -36,6 +37,7 @@ from flexfmu.control.laws import rigid_selection, rigid_terms
 from flexfmu.control.references import quintic_reference
 from flexfmu.errors import FlexfmuError
 from flexfmu.integrate import is_multiple
+from flexfmu.spec.keys import Key, read_keys
 
 
 class PlanError(FlexfmuError, ValueError):
@@ -44,6 +46,8 @@ class PlanError(FlexfmuError, ValueError):
 
 @dataclass(frozen=True)
 class PlanSettings:
+    """How a point-to-point move is planned (see the module docstring); :data:`KEYS` declares each setting."""
+
     start: tuple
     goal: tuple
     move_time: float
@@ -55,6 +59,29 @@ class PlanSettings:
     smoothness: float = 1e-3
     vibration: float = 1.0
     max_iterations: int = 300
+
+    KEYS: ClassVar[tuple[Key, ...]] = (
+        Key("start", "numbers", "joint angles at the start, at rest", "rad"),
+        Key("goal", "numbers", "joint angles at the goal, at rest", "rad"),
+        Key("move_time", "number", "the move time", "s", gt=0),
+        Key("interval", "number", "how long each torque is held, a multiple of the sample step", "s",
+            required=False, default=0.01, gt=0),
+        Key("degree", "integer", "Radau collocation points per element", required=False, default=3, ge=1),
+        Key("elements", "integer", "collocation elements per hold interval", required=False, default=1, ge=1),
+        Key("torque_limit", "numbers", "|tau| limit per joint (none: unlimited)", "N.m", required=False,
+            default=None, gt=0),
+        Key("effort", "number", "weight of int |u|^2 dt", required=False, default=1.0, ge=0),
+        Key("smoothness", "number", "weight of the torque steps", required=False, default=1e-3, ge=0),
+        Key("vibration", "number", "weight of the elastic coordinates and rates", required=False, default=1.0,
+            ge=0),
+        Key("max_iterations", "integer", "IPOPT's iteration limit", required=False, default=300, ge=1),
+    )
+
+    def problems(self) -> list[str]:
+        """What is wrong with these settings against :data:`KEYS`, one line each."""
+        problems: list[str] = []
+        read_keys(problems, {k: v for k, v in asdict(self).items() if v is not None}, "", self.KEYS)
+        return problems
 
 
 @dataclass(frozen=True)
@@ -81,25 +108,22 @@ def check_settings(model, settings: PlanSettings, sample_step: float) -> None:
     controller's ``sample_step`` (the interval and move time must be multiples of it); raise a PlanError
     listing every problem."""
     nj = len(model.inputs)
-    problems = []
     if model.drives.prescribed:
         raise PlanError(f"plan finds joint torques; arm {model.arm.name!r} has prescribed joints")
+    problems = settings.problems()
+    if problems:
+        raise PlanError("; ".join(problems))
     for name in ("start", "goal"):
         if len(getattr(settings, name)) != nj:
             problems.append(f"--{'from' if name == 'start' else 'to'} needs {nj} joint angles, "
                             f"got {len(getattr(settings, name))}")
-    if not settings.move_time > 0:
-        problems.append(f"--time must be > 0, got {settings.move_time!r}")
     for name, value in (("interval", settings.interval), ("move time", settings.move_time)):
         if not is_multiple(value, sample_step):
             problems.append(f"the {name} {value!r} s must be a multiple of the sample step {sample_step!r} s")
-    if settings.interval > 0 and settings.move_time > 0 and not is_multiple(settings.move_time, settings.interval):
+    if not is_multiple(settings.move_time, settings.interval):
         problems.append(f"the move time {settings.move_time!r} s must be a multiple of the interval "
                         f"{settings.interval!r} s")
-    if not (isinstance(settings.elements, int) and settings.elements >= 1):
-        problems.append(f"--elements must be an integer >= 1, got {settings.elements!r}")
-    if settings.torque_limit is not None and (len(settings.torque_limit) != nj
-                                              or not all(v > 0 for v in settings.torque_limit)):
+    if settings.torque_limit is not None and len(settings.torque_limit) != nj:
         problems.append(f"--torque-limit needs {nj} positive values (or one for all), got {settings.torque_limit!r}")
     if problems:
         raise PlanError("; ".join(problems))

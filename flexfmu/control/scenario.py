@@ -11,12 +11,16 @@ so one scenario adapts to arms with more or fewer links: ``deflection`` on a
 rigid arm compares nothing. ``tolerances`` are keyed the same way, a name
 before its group, with ``default`` for the rest.
 
-An arm with prescribed joints needs a ``[motion]`` table: the profile the
-harness feeds to their angle, rate and acceleration inputs (``kind =
-"spinup"``: paper 001's spin-up to the rate ``w0`` in ``ramp_time``; the
-same profile for every prescribed joint). Its entries are the scenario's
+A closed-loop controller's ``[controller.reference]`` names a row of
+:data:`flexfmu.control.reference_kinds.REFERENCES` by its ``kind``, with the
+keys that row declares. An arm with prescribed joints needs a ``[motion]``
+table: a profile of :data:`flexfmu.control.motions.MOTIONS` (``kind =
+"spinup"``: paper 001's spin-up to the rate ``w0`` in ``ramp_time``), which
+the harness feeds to their angle, rate and acceleration inputs, the same
+profile for every prescribed joint. Its entries are the scenario's
 parameters (:meth:`Scenario.with_motion`); the other joints take the held
-torques of a ``held`` controller.
+torques of a ``held`` controller. Both tables' keys are checked when the
+scenario loads.
 """
 
 from __future__ import annotations
@@ -28,15 +32,14 @@ from pathlib import Path
 
 from flexfmu.control.controllers import HeldInputs, PrescribedInputs, SampledController
 from flexfmu.control.laws import LAWS, build_law
-from flexfmu.control.references import (circle_reference, inverted_u, platform_circle, platform_reference,
-                                        quintic_reference, spinup_reference)
+from flexfmu.control.motions import MOTIONS
+from flexfmu.control.reference_kinds import REFERENCES
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
+from flexfmu.spec.keys import read_keys
 
 CONTROLLER_KINDS = ("held", *LAWS)
-REFERENCE_KINDS = ("circle", "quintic", "platform_circle", "inverted_u")  # the last two: Delta robots
-MOTION_KEYS = {"spinup": ("w0", "ramp_time")}  # motion kind -> its parameters (numbers)
 REQUIRED = ("name", "arm", "duration", "step", "controller", "compare", "tolerances")
 
 __all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_names", "scenarios_for"]
@@ -123,7 +126,8 @@ class Scenario:
         ScenarioError
             If the scenario has no motion or the motion no such parameter.
         """
-        known = MOTION_KEYS.get(self.motion.get("kind"), ())
+        profile = MOTIONS.get(self.motion.get("kind"))
+        known = tuple(key.name for key in profile.keys) if profile else ()
         unknown = sorted(set(values) - set(known))
         if unknown:
             raise ScenarioError(f"scenario {self.name}: no motion parameter {', '.join(unknown)} "
@@ -132,7 +136,7 @@ class Scenario:
 
     def motion_profile(self, joints: int):
         """t -> (angles, rates, accelerations) of the ``[motion]`` table for ``joints`` prescribed joints."""
-        return spinup_reference(self.motion["w0"], self.motion["ramp_time"], joints)
+        return MOTIONS[self.motion["kind"]].build(self.motion, joints)
 
     def grid(self):
         """The sample times 0, step, ..., duration."""
@@ -148,24 +152,21 @@ class Scenario:
         return build_law(model, self.controller["kind"], **options)
 
     def reference(self, model):
-        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario for ``model`` (whose link lengths a circle
-        reference reads)."""
-        spec = self.controller["reference"]
-        if spec["kind"] in ("platform_circle", "inverted_u"):
-            return platform_reference(self._platform_path(spec), delta_kinematics(model))
-        if spec["kind"] == "circle":
-            if len(model.inputs) != 2:
-                raise ScenarioError(f"scenario {self.name}: the circle reference is the inverse kinematics of a "
-                                    f"two-link arm; arm {model.arm.name!r} has {len(model.inputs)} joints")
-            lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
-            return circle_reference(spec["center"], spec["radius"], spec["frequency"], lengths)
-        return quintic_reference(spec["start"], spec["goal"], spec["move_time"])
+        """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario for ``model``: the row of ``REFERENCES`` its
+        reference names, built from the reference's keys.
 
-    def _platform_path(self, spec: dict):
-        """t -> (P, P', P'') of a Delta robot's platform reference ``spec``."""
-        if spec["kind"] == "platform_circle":
-            return platform_circle(spec["center"], spec["radius"], spec["frequency"])
-        return inverted_u(spec["start"], spec["travel"], spec["times"])
+        Raises
+        ------
+        ScenarioError
+            If the arm of ``model`` cannot follow that reference (a circle needs a planar two-link arm, a
+            platform path a Delta robot).
+        """
+        spec = self.controller["reference"]
+        row = REFERENCES[spec["kind"]]
+        why = row.fits(model)
+        if why:
+            raise ScenarioError(f"scenario {self.name}: {why}")
+        return row.build(spec, model)
 
     def build_controller(self, model, gains: dict | None = None):
         """The controller object of this scenario for ``model``; ``gains``
@@ -199,23 +200,6 @@ class Scenario:
                                 f"has prescribed joints ({', '.join(prescribed)}): use controller.kind = \"held\"")
         law = self.law(model)
         return SampledController(law, law.gain_vector(gains), self.reference(model))
-
-
-def delta_kinematics(model):
-    """The DeltaKinematics of a Delta robot's ``model`` at its nominal dimensions.
-
-    Raises
-    ------
-    ScenarioError
-        If ``model`` is not a Delta robot.
-    """
-    from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
-
-    if model.arm.kind != "delta":
-        raise ScenarioError(f"a platform path needs a Delta robot; arm {model.arm.name!r} is {model.arm.kind}")
-    values = model.parameters
-    return DeltaKinematics(Dimensions(*(values[name] for name in (
-        "base.radius", "platform.radius", "upper.length", "lower.length"))))
 
 
 def scenarios_for(arm_name: str) -> list[str]:
@@ -254,10 +238,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     if kind not in CONTROLLER_KINDS:
         problems.append(f"controller.kind must be one of {', '.join(CONTROLLER_KINDS)}, got {kind!r}")
     elif kind != "held":
-        reference = data["controller"].get("reference", {}).get("kind")
-        if reference not in REFERENCE_KINDS:
-            problems.append(f"controller.reference.kind must be one of {', '.join(REFERENCE_KINDS)}, "
-                            f"got {reference!r}")
+        problems += _reference_problems(data["controller"].get("reference", {}))
     try:
         resolve_arm(data["arm"])
     except InputError as error:
@@ -278,19 +259,25 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     )
 
 
+def _reference_problems(reference) -> list[str]:
+    """What is wrong with a ``[controller.reference]`` table: its kind, then the keys of that kind's row."""
+    kind = reference.get("kind") if isinstance(reference, dict) else None
+    if kind not in REFERENCES:
+        return [f"controller.reference.kind must be one of {', '.join(REFERENCES)}, got {kind!r}"]
+    problems: list[str] = []
+    read_keys(problems, reference, "controller.reference", REFERENCES[kind].keys, others=("kind",))
+    return problems
+
+
 def _motion_problems(motion) -> list[str]:
-    """What is wrong with a ``[motion]`` table (None: absent, fine)."""
+    """What is wrong with a ``[motion]`` table (None: absent, fine): its kind, then the keys of that kind's row."""
     if motion is None:
         return []
     if not isinstance(motion, dict):
         return [f"motion must be a table, got {motion!r}"]
     kind = motion.get("kind")
-    if kind not in MOTION_KEYS:
-        return [f"motion.kind must be one of {', '.join(MOTION_KEYS)}, got {kind!r}"]
-    problems = [f"motion.{key} is not a known key (known: kind, {', '.join(MOTION_KEYS[kind])})"
-                for key in motion if key != "kind" and key not in MOTION_KEYS[kind]]
-    for key in MOTION_KEYS[kind]:
-        value = motion.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            problems.append(f"motion.{key} must be a number > 0, got {value!r}")
+    if kind not in MOTIONS:
+        return [f"motion.kind must be one of {', '.join(MOTIONS)}, got {kind!r}"]
+    problems: list[str] = []
+    read_keys(problems, motion, "motion", MOTIONS[kind].keys, others=("kind",))
     return problems

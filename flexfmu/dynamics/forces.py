@@ -1,28 +1,52 @@
-"""Generalized forces shared by both derivations: inputs and dissipation.
+"""Generalized forces of a serial chain shared by both derivations: inputs and dissipation.
 
 Joint torques map to generalized forces by virtual work: a torque tau_j on
 the motor-side angle m_j = J_m_j q does work tau_j dm_j, so it contributes
 J_m_j' tau_j (paper 000 eq. 29-32, paper 002's B = [I, phi'(0) ...]). The
 same rows carry friction. Modal damping and joint spring damping are
 Rayleigh dissipation. None of these comes from the energy, so both
-derivations add the same terms.
+derivations add the same terms. Planar and spatial chains alike: the
+functions read the chain's constant rows (:class:`JointRows`) and its
+damped bodies (:class:`DampedBody`), whatever kind built them.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import casadi as ca
 
-from flexfmu.dynamics.chain import LinkBody
-from flexfmu.dynamics.frames import ChainRows
 from flexfmu.dynamics.parameters import ParameterSymbols
 
 
-def input_matrix(rows: ChainRows) -> ca.SX:
-    """B (n x joints) with generalized force B tau: the motor rows of ``rows`` (a ChainRows), transposed."""
+class JointRows(Protocol):
+    """The constant rows over q the joint forces act through.
+
+    ``selections``: per link, E_i picking its modal coordinates out of q;
+    ``motors``: per joint, the row of its motor-side angle (rotor of a
+    flexible joint, the encoder angle of a rigid one), where torques,
+    friction and rotor inertia act; ``springs``: {joint index: row of the
+    spring twist alpha_j - psi_j} for the flexible joints.
+    """
+
+    selections: list[ca.SX]
+    motors: list[ca.SX]
+    springs: dict[int, ca.SX]
+
+
+class DampedBody(Protocol):
+    """A link body as its modal damping sees it: ``modes`` (how many) and ``damping`` (modes x modes)."""
+
+    modes: int
+    damping: ca.SX
+
+
+def input_matrix(rows: JointRows) -> ca.SX:
+    """B (n x joints) with generalized force B tau: the motor rows of ``rows``, transposed."""
     return ca.horzcat(*[row.T for row in rows.motors])
 
 
-def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd: ca.SX) -> ca.SX:
+def dissipation(rows: JointRows, bodies: list[DampedBody], P: ParameterSymbols, qd: ca.SX) -> ca.SX:
     """Dissipative generalized forces, as they enter h (M qdd + h = B u): modal damping of the link
     ``bodies``, joint friction on the motor ``rows`` and spring damping, with the parameter symbols ``P``,
     at the rates ``qd``."""
@@ -42,18 +66,18 @@ def dissipation(rows: ChainRows, bodies: list[LinkBody], P: ParameterSymbols, qd
     return h
 
 
-def spring_forces(rows: ChainRows, P: ParameterSymbols, q: ca.SX) -> ca.SX:
-    """Generalized forces of the flexible joints' springs at ``q``, as they enter h (spring ``rows`` of a
-    ChainRows, stiffnesses from the parameter symbols ``P``)."""
+def spring_forces(rows: JointRows, P: ParameterSymbols, q: ca.SX) -> ca.SX:
+    """Generalized forces of the flexible joints' springs at ``q``, as they enter h (spring ``rows``,
+    stiffnesses from the parameter symbols ``P``)."""
     h = ca.SX(q.numel(), 1)
     for j, row in rows.springs.items():
         h += row.T * (P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row, q))
     return h
 
 
-def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
+def rotor_inertias(rows: JointRows, P: ParameterSymbols):
     """(reflected inertia G^2 Ir, motor row) of every joint, from the motor
-    ``rows`` of a ChainRows and the parameter symbols ``P``. The rotor's
+    ``rows`` and the parameter symbols ``P``. The rotor's
     kinetic energy is taken from its own spin only (paper 004 assumption VI,
     Spong's reduced model): 1/2 G^2 Ir (dm_j/dt)^2."""
     return [
@@ -62,11 +86,10 @@ def rotor_inertias(rows: ChainRows, P: ParameterSymbols):
     ]
 
 
-def with_joint_structure(K: ca.SX, D: ca.SX, rows, P: ParameterSymbols) -> tuple[ca.SX, ca.SX]:
+def with_joint_structure(K: ca.SX, D: ca.SX, rows: JointRows, P: ParameterSymbols) -> tuple[ca.SX, ca.SX]:
     """The structural stiffness ``K`` and damping ``D`` plus the joints' share: each flexible joint's spring
-    and spring damping on its spring row, each motor's viscous friction on its motor row, with the
-    parameter symbols ``P``. Planar and spatial chains alike: ``rows`` has ``springs`` {joint index: row}
-    and ``motors`` [row]."""
+    and spring damping on its spring row, each motor's viscous friction on its motor row (the constant
+    ``rows`` of the chain), with the parameter symbols ``P``."""
     for j, row in rows.springs.items():
         K += P[f"joint[{j + 1}].stiffness"] * ca.mtimes(row.T, row)
         D += P[f"joint[{j + 1}].spring_damping"] * ca.mtimes(row.T, row)

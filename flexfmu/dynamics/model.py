@@ -1,9 +1,13 @@
-"""The Model: an arm's dynamics as named casadi.Functions, with metadata.
+"""The Model: an arm's dynamics as named casadi.Functions, with metadata, and what it is built from.
 
-This is the public contract of DESIGN.md: everything downstream (integrators,
-code generation, FMUs, harness, tuning) consumes these Functions and the
-metadata records (:mod:`flexfmu.dynamics.metadata`), never the arm
-description or the derivation, and never by parsing names.
+This is the contract every arm kind delivers and everything downstream
+consumes (docs/architecture.md): integrators, code generation, FMUs, the
+harness and tuning read these Functions and the metadata records
+(:mod:`flexfmu.dynamics.metadata`), never the arm description or the
+derivation, and never by parsing names. A kind provides a
+:class:`ModelGraph` (its symbolic building blocks) and compiles its
+dynamics for generated C into a :class:`CompiledDynamics`;
+:func:`flexfmu.dynamics.build.assemble_model` makes the Model of a graph.
 
 M, h, B and the forward dynamics are built with the Model; the energy, the
 outputs, the structure matrices, the Coriolis matrix and the compiled C
@@ -20,22 +24,54 @@ from typing import Protocol
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.delta.graph import DeltaGraph
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
-from flexfmu.dynamics.planar import PlanarChain
-from flexfmu.dynamics.spatial.chain import SpatialChain
-from flexfmu.spec.arm import Arm
-from flexfmu.spec.errors import SpecError
 
-# The smallest eigenvalue of the mass matrix at q = 0, scaled to a unit diagonal, that a Model may have:
-# below it, accelerations lose more than ten of double precision's sixteen digits.
-CONDITION_FLOOR = 1e-10
+
+@dataclass(frozen=True)
+class CompiledDynamics:
+    """Functions of the C contract, in terms of pc = [p; c(p)].
+
+    Attributes
+    ----------
+    constants : (p) -> c
+    state_derivative : (x, u, pc) -> dx/dt
+    outputs : (x, u, pc) -> y
+    directional : (x, u, pc, dx, du) -> (dxdot, dy), forward AD of both
+    newton_correction : (q, qd, v0, u, pc, h) -> dw, the simplified Newton
+        step (M + h/2 D + h^2/4 K)^-1 M r of the implicit midpoint rule, with
+        r = qd - v0 - h/2 qdd(q, qd, u) and D, K the structural damping and
+        stiffness (see flexfmu.integrate.implicit_midpoint_step).
+
+    x, q, qd and v0 hold the state coordinates (``Model.states``).
+    """
+
+    constants: ca.Function
+    state_derivative: ca.Function
+    outputs: ca.Function
+    directional: ca.Function
+    newton_correction: ca.Function
+
+    @property
+    def size(self) -> int:
+        """Number of constants c."""
+        return self.constants.size1_out(0)
+
+
+
+class ArmSpec(Protocol):
+    """What the Model reads of an arm's specification (the dataclass of its kind: ``flexfmu.spec.arm.Arm``,
+    ``SpatialArm``, ``DeltaArm``): its ``name``, ``kind`` and ``description``."""
+
+    name: str
+    kind: str
+    description: str
 
 
 class ModelGraph(Protocol):
     """The symbolic building blocks a Model is made of, one class per arm kind
-    (:class:`flexfmu.dynamics.planar.PlanarChain` for planar arms).
+    (:class:`flexfmu.dynamics.planar.chain.PlanarChain` for planar arms), built from the arm as
+    ``graph_class(arm)``.
 
     Attributes: ``q``, ``qd``, ``p`` (SX symbols), ``parameter_table``,
     ``layout`` (Coordinate records of q, prescribed joint angles marked),
@@ -63,14 +99,10 @@ class ModelGraph(Protocol):
         """Structural stiffness K and damping D, constant in q."""
 
     def compiled(self, model: Model):
-        """The Functions of the C contract (flexfmu.dynamics.compiled.CompiledDynamics) for ``model``, the
+        """The Functions of the C contract (:class:`CompiledDynamics`) for ``model``, the
         Model built on this graph."""
 
     # optional: start_coordinates() -> array, the q an FMU starts from (zeros when absent)
-
-
-# arm kind (Arm.kind) -> the class of its building blocks
-GRAPHS: dict[str, type] = {"planar": PlanarChain, "spatial": SpatialChain, "delta": DeltaGraph}
 
 
 @dataclass(frozen=True)
@@ -79,7 +111,8 @@ class Model:
 
     Attributes
     ----------
-    arm : Arm
+    arm : ArmSpec
+        The arm's specification, of its kind's dataclass.
     method : str
         The derivation of M and h.
     layout : tuple of Coordinate
@@ -106,7 +139,7 @@ class Model:
     contract are properties built on first use.
     """
 
-    arm: Arm
+    arm: ArmSpec
     method: str
     layout: tuple[Coordinate, ...]
     parameter_table: list[Parameter]
@@ -262,110 +295,6 @@ class Model:
 
     @cached_property
     def compiled(self):
-        """The Functions of the C contract (:class:`flexfmu.dynamics.compiled.CompiledDynamics`):
+        """The Functions of the C contract (:class:`CompiledDynamics`):
         O(N) articulated-body passes with parameter-only constants hoisted."""
         return self._graph.compiled(self)
-
-
-def build_model(arm: Arm, method: str | None = None) -> Model:
-    """Build the Model of ``arm`` with the chosen derivation.
-
-    Parameters
-    ----------
-    arm : Arm
-        From ``flexfmu.load_arm``; its ``kind`` picks the building blocks
-        (:data:`GRAPHS`).
-    method : str, optional
-        The derivation of M and h, one of the graph's ``METHODS``; for a
-        planar arm ``closed_form`` (default, fastest to build) projects the
-        link mass properties through recursive Jacobians and ``energy``
-        differentiates the Lagrangian with CasADi AD. Both give the same M and
-        h to round-off.
-
-    Returns
-    -------
-    Model
-
-    Raises
-    ------
-    SpecError
-        Naming the link at fault when the arm, although each of its numbers is in range, cannot be
-        simulated: mode shapes that cannot be built, or a mass matrix at q = 0 that is not positive definite
-        in double precision (masses and inertias too many orders of magnitude apart).
-    """
-    graph_class = GRAPHS[arm.kind]
-    method = method or graph_class.METHODS[0]
-    if method not in graph_class.METHODS:
-        raise ValueError(f"method must be one of {', '.join(graph_class.METHODS)}, got {method!r}")
-    graph = graph_class(arm)
-    q, qd, p = graph.q, graph.qd, graph.p
-    M, h, B = graph.dynamics(method)
-    mass_matrix = ca.Function("mass_matrix", [q, p], [M], ["q", "p"], ["M"])
-    bias = ca.Function("bias", [q, qd, p], [h], ["q", "qd", "p"], ["h"])
-    input_fn = ca.Function("input_matrix", [q, p], [B], ["q", "p"], ["B"])
-    drives = Drives.of(graph.layout, graph.inputs)
-
-    # Accelerations by a numeric solve of the evaluated M (not a symbolic
-    # solve, which dominates the graph and the generated C): LDL of M, or
-    # with prescribed joints QR of the square system of flexfmu.dynamics.drives.
-    n, nu = len(drives.states), len(graph.inputs)
-    qm, qdm, um, pm = (ca.MX.sym(k, s) for k, s in (("q", n), ("qd", n), ("u", nu), ("p", p.numel())))
-    if drives.prescribed:
-        q_all, qd_all = drives.coordinates(qm, qdm, um)
-        qdd_all, torques = drives.solve(mass_matrix(q_all, pm), bias(q_all, qd_all, pm), input_fn(q_all, pm), um)
-        qddm = qdd_all[list(drives.states)]
-    else:
-        rhs = ca.mtimes(input_fn(qm, pm), um) - bias(qm, qdm, pm)
-        qddm = ca.solve(mass_matrix(qm, pm), rhs, "ldl")
-        q_all, qd_all, qdd_all, torques = qm, qdm, qddm, ca.MX(0, 1)
-    forward = ca.Function("forward_dynamics", [qm, qdm, um, pm], [qddm], ["q", "qd", "u", "p"], ["qdd"])
-    motion = ca.Function("motion", [qm, qdm, um, pm], [q_all, qd_all, qdd_all, torques],
-                         ["q", "qd", "u", "p"], ["q_all", "qd_all", "qdd_all", "tau"])
-    xm = ca.MX.sym("x", 2 * n)
-    state_derivative = ca.Function(
-        "state_derivative", [xm, um, pm],
-        [ca.vertcat(xm[n:], forward(xm[:n], xm[n:], um, pm))], ["x", "u", "p"], ["xdot"],
-    )
-    check_mass_matrix(arm, graph.layout, mass_matrix, np.array([row.value for row in graph.parameter_table]))
-    return Model(
-        arm=arm, method=method, layout=graph.layout, parameter_table=graph.parameter_table,
-        input_table=graph.inputs, mass_matrix=mass_matrix, bias=bias, input_matrix=input_fn,
-        forward_dynamics=forward, state_derivative=state_derivative, motion=motion, _graph=graph,
-    )
-
-
-def check_mass_matrix(arm: Arm, layout: tuple[Coordinate, ...], mass_matrix: ca.Function, p: np.ndarray) -> None:
-    """Raise a SpecError naming a link unless M(q = 0, ``p``) is finite and positive definite with room to
-    spare: its smallest eigenvalue, scaled to a unit diagonal (which keeps definiteness and removes the
-    units), must reach :data:`CONDITION_FLOOR`. Only the rows and columns of the state coordinates count:
-    the accelerations of prescribed joints are given, so their rows are never solved for.
-
-    Parameters
-    ----------
-    arm : Arm
-        The arm (its name heads the message).
-    layout : tuple of Coordinate
-        What each coordinate is; the message names the link of the worst one.
-    mass_matrix : casadi.Function
-        (q, p) -> M.
-    p : numpy.ndarray
-        The nominal parameters.
-    """
-    states = [k for k, c in enumerate(layout) if not c.prescribed]
-    M = np.array(mass_matrix(np.zeros(len(layout)), p))[np.ix_(states, states)]
-    layout = [layout[k] for k in states]
-    diagonal = np.diag(M).copy()
-    bad = ~np.isfinite(diagonal) | ~(diagonal > 0) | ~np.isfinite(M).all(axis=1)
-    if bad.any():
-        worst, why = int(np.argmax(bad)), "has a zero, negative or non-finite diagonal entry"
-    else:
-        scale = 1.0 / np.sqrt(diagonal)
-        eigenvalues, vectors = np.linalg.eigh(M * np.outer(scale, scale))
-        if eigenvalues[0] >= CONDITION_FLOOR:
-            return
-        worst = int(np.argmax(np.abs(vectors[:, 0])))
-        why = f"is singular to double precision (smallest scaled eigenvalue {eigenvalues[0]:.2g})"
-    coordinate = layout[worst]
-    raise SpecError([f"link[{coordinate.link}]: the mass matrix at q = 0 {why} along {coordinate.name}: "
-                     f"the masses and inertias of the arm are too many orders of magnitude apart to simulate"],
-                    f"arm {arm.name!r}")

@@ -1,7 +1,7 @@
 """Fixed-step integrators as casadi.Functions, and the choice of their step.
 
 A step Function maps (x, u, pc, h) to the state after one step of size h
-with the input held, pc = [p; c(p)] (see flexfmu.dynamics.compiled). It calls
+with the input held, pc = [p; c(p)] (see flexfmu.dynamics.model.CompiledDynamics). It calls
 the compiled right-hand side rather than expanding it, so generated C
 holds the right-hand side once and a step is a few calls of it.
 
@@ -21,7 +21,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.compiled import CompiledDynamics
+from flexfmu.dynamics.model import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit")
 RK4_ACCURACY = 0.3  # h * omega_max for the default RK4 step

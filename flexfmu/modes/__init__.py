@@ -16,17 +16,17 @@ the dimensionless integrals the dynamics code scales by ``L``, ``rho`` and
 ``user``
     Sympy expressions in ``xi``, in the frame the spec names.
 
-The table of families is :data:`flexfmu.spec.families.FAMILIES`; each
-names its builder here (``sine.pinned_pinned``, ``beam.clamped_free``,
+The table of families is :data:`flexfmu.modes.families.FAMILIES`; each
+row holds its builder (``sine.pinned_pinned``, ``beam.clamped_free``,
 ``beam.clamped_mass``, ``user.user_shapes``).
 """
 
 from __future__ import annotations
 
+from flexfmu.modes.families import FAMILIES
 from flexfmu.modes.frequency import cantilever_betas, clamped_mass_betas
 from flexfmu.modes.modeset import ModeSet, build_mode_set
-from flexfmu.spec.arm import Modes
-from flexfmu.spec.families import FAMILIES, FRAMES
+from flexfmu.spec.arm import FRAMES, Modes
 
 __all__ = ["ModeSet", "mode_set", "cantilever_betas", "clamped_mass_betas"]
 
@@ -34,7 +34,7 @@ __all__ = ["ModeSet", "mode_set", "cantilever_betas", "clamped_mass_betas"]
 def mode_set(modes: Modes, tip_mass_ratio: float = 0.0, tip_inertia_ratio: float = 0.0) -> ModeSet:
     """Build the mode shapes and integrals described by ``modes``.
 
-    The family's row of :data:`flexfmu.spec.families.FAMILIES` names the
+    The family's row of :data:`flexfmu.modes.families.FAMILIES` gives the
     frame and the function that builds the shapes.
 
     Parameters

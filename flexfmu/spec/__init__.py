@@ -1,4 +1,9 @@
-"""Arm specification: plain dataclasses, TOML loading and validation."""
+"""Arm specification: plain dataclasses, TOML reading and validation.
+
+``flexfmu.load_arm`` and ``flexfmu.arm_from_dict`` (:mod:`flexfmu.kinds`)
+read a file with :func:`flexfmu.spec.load.read_arm_file` and validate it
+with the loader of its kind.
+"""
 
 from flexfmu.spec.arm import (
     Arm,
@@ -10,7 +15,6 @@ from flexfmu.spec.arm import (
     RigidLink,
 )
 from flexfmu.spec.errors import SpecError
-from flexfmu.spec.load import arm_from_dict, load_arm
 
 __all__ = [
     "Arm",
@@ -21,6 +25,4 @@ __all__ = [
     "Payload",
     "RigidLink",
     "SpecError",
-    "arm_from_dict",
-    "load_arm",
 ]

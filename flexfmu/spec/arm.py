@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 JOINT_KINDS = ("rigid", "flexible")
+FRAMES = ("tangent", "chord")  # the link frames a mode family may use
 
 
 @dataclass(frozen=True)

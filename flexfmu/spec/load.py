@@ -8,17 +8,19 @@ mistakes reports all five at once. The format itself is described in
 ``docs/spec.md``.
 
 A file's top-level ``kind`` says what it describes; each kind has its own
-loader module, named in :data:`ARM_KINDS` (``planar``, the default, is
-:mod:`flexfmu.spec.planar`). Paths in messages are 1-based everywhere
-(``link[1]``, ``gravity[2]``, ``link[2].modes.shapes[1]``).
+loader (``planar``, the default, is :mod:`flexfmu.spec.planar`). The
+table of kinds sits above this layer (``flexfmu.kinds``, which also knows
+each kind's dynamics and planner), so the functions here take the loaders
+as an argument: :func:`read_arm_file` reads a file, :func:`load_by_kind`
+picks and calls the loader of its ``kind``. Paths in messages are 1-based
+everywhere (``link[1]``, ``gravity[2]``, ``link[2].modes.shapes[1]``).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
-from importlib import import_module
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from flexfmu.data import resolve_arm
@@ -26,36 +28,17 @@ from flexfmu.errors import InputError
 from flexfmu.spec.checks import show, string
 from flexfmu.spec.errors import SpecError
 
-__all__ = ["ARM_KINDS", "load_arm", "arm_from_dict"]
-
-# kind -> "module:function" reading a dict of that kind (imported on first use)
-ARM_KINDS = {"planar": "flexfmu.spec.planar:planar_arm_from_dict",
-             "spatial": "flexfmu.spec.spatial:spatial_arm_from_dict",
-             "delta": "flexfmu.spec.delta:delta_arm_from_dict"}
-DEFAULT_KIND = "planar"
+DEFAULT_KIND = "planar"  # the kind of a file that names none
 
 
-def load_arm(path: str | Path):
-    """Load and validate the arm specification in a TOML file.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        The TOML file, or the name of an example arm (``"yu_chen_2dof"``,
-        see :func:`flexfmu.data.arm_names`).
-
-    Returns
-    -------
-    Arm
-        The validated arm (of the file's ``kind``), with defaults filled in
-        and derived quantities (``mass_per_length``, ``EI``, per-mode
-        damping) computed.
+def read_arm_file(path: str | Path) -> tuple[dict, str]:
+    """Read the TOML file of an arm specification at ``path`` (a file, or an example arm's name: see
+    :func:`flexfmu.data.resolve_arm`): (its parsed table, where it came from).
 
     Raises
     ------
     SpecError
-        If the file is not valid TOML (the message names the line) or the
-        specification has problems (all of them are listed).
+        If the file is not UTF-8 or not valid TOML (the message names the line).
     InputError
         If the file does not exist, is a folder or cannot be read.
     """
@@ -65,30 +48,31 @@ def load_arm(path: str | Path):
     except OSError as exc:
         raise InputError(f"arm {str(path)!r} cannot be read: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8")), str(path)
     except UnicodeDecodeError as exc:
         raise SpecError([f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})"],
                         str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([_toml_problem(str(exc))], str(path)) from None
-    return arm_from_dict(data, source=str(path))
 
 
-def arm_from_dict(data: Mapping, source: str = "<dict>"):
-    """Validate a specification given as nested dicts and lists.
+def load_by_kind(data: Mapping, source: str, loaders: Mapping[str, Callable]):
+    """Validate a specification given as nested dicts and lists with the loader of its ``kind``.
 
     Parameters
     ----------
     data : Mapping
         The specification, shaped like the parsed TOML (arrays of tables are
-        lists of dicts); its ``kind`` (default ``planar``) picks the loader.
-    source : str, optional
+        lists of dicts); its ``kind`` (default :data:`DEFAULT_KIND`) picks the loader.
+    source : str
         Where ``data`` came from; used as the header of the error message.
+    loaders : Mapping
+        kind -> loader(body, source) -> arm, ``body`` being ``data`` without its ``kind``.
 
     Returns
     -------
     Arm
-        The validated arm.
+        The validated arm, of the kind's own dataclass.
 
     Raises
     ------
@@ -98,12 +82,11 @@ def arm_from_dict(data: Mapping, source: str = "<dict>"):
     if not isinstance(data, Mapping):
         raise SpecError([f"the specification must be a table, got {show(data)}"], source)
     problems: list[str] = []
-    kind = string(problems, data, "kind", "", DEFAULT_KIND, tuple(ARM_KINDS))
+    kind = string(problems, data, "kind", "", DEFAULT_KIND, tuple(loaders))
     if problems:
         raise SpecError(problems, source)
-    module, function = ARM_KINDS[kind].split(":")
     body = {key: value for key, value in data.items() if key != "kind"}
-    return getattr(import_module(module), function)(body, source)
+    return loaders[kind](body, source)
 
 
 def _toml_problem(message: str) -> str:

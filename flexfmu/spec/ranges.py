@@ -112,6 +112,7 @@ DAMPING_RATIO = Range(0.0, 1.0, "1", "`modes.damping_ratio`", "underdamped modes
 MAX_LINKS = 20
 MAX_LUMPED_MASSES = 100
 MAX_COORDINATES = 100
+MAX_MODES = 20  # modes of one link (or of one deformation of a spatial link)
 SIZES = {
     "links": (MAX_LINKS, "the FMU benchmark covers 1..10 links; the C code grows with every link"),
     "lumped masses": (MAX_LUMPED_MASSES, "more point masses than any arm carries; each adds terms to every link "

@@ -4,8 +4,8 @@ The executable form of the spatial section of ``docs/spec.md``: reads
 nested dicts and lists (parsed TOML) into a
 :class:`~flexfmu.spec.spatial_arm.SpatialArm`, collecting every problem
 before it raises. The keys shared with planar arms (a joint's spring, rotor,
-gear and friction; a mode family's count and damping) are read by the planar
-loader's own functions, so both kinds check them alike; every number lies in
+gear and friction; a mode family's count and damping) are read by
+:mod:`flexfmu.spec.serial`, so both kinds check them alike; every number lies in
 its physical range (``flexfmu.spec.ranges``: the planar ranges for the shared
 keys, the spatial rows for the rest).
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from flexfmu.spec import serial
 from flexfmu.spec.arm import Modes
 from flexfmu.spec.checks import (
     LUMPED_KEYS, MODE_KEYS, PAYLOAD_KEYS,
@@ -22,9 +23,7 @@ from flexfmu.spec.checks import (
     show, string, sub_table, table_array, type_name, vector,
 )
 from flexfmu.spec.errors import SpecError
-from flexfmu.spec.families import MAX_MODES
-from flexfmu.spec.planar import _damping, _joint, _mass_per_length, _modes, _ranged, _size
-from flexfmu.spec.ranges import MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, RANGES, SIZES
+from flexfmu.spec.ranges import MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, MAX_MODES, RANGES, SIZES
 from flexfmu.spec.spatial_arm import (
     ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint, SpatialLumpedMass,
     SpatialPayload, SpatialRigidLink,
@@ -40,7 +39,7 @@ _PLACEMENT = ("axis", "offset", "rotation")
 _STIFFNESS = {"bending_y": "EI", "bending_z": "EI", "torsion": "GJ", "axial": "EA"}
 
 
-def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
+def spatial_arm_from_dict(data: Mapping, source: str = "<dict>", *, families: Mapping) -> SpatialArm:
     """Validate a spatial arm specification given as nested dicts and lists.
 
     Parameters
@@ -49,6 +48,9 @@ def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
         The specification without its ``kind``, shaped like the parsed TOML.
     source : str, optional
         Where ``data`` came from; used as the header of the error message.
+    families : Mapping
+        The mode families a bending deformation may name (:data:`flexfmu.modes.families.FAMILIES`), handed
+        down by the spatial kind (``flexfmu.kinds``).
 
     Returns
     -------
@@ -65,19 +67,19 @@ def spatial_arm_from_dict(data: Mapping, source: str = "<dict>") -> SpatialArm:
     gravity = _in_range(problems, vector(problems, data, "gravity", "", 3, ZERO3), "gravity", "gravity")
 
     link_tables = table_array(problems, data, "link", required=True)
-    _size(problems, "link", link_tables, "links", MAX_LINKS)
-    links = [_link(problems, table, f"link[{i}]")
+    serial.size(problems, "link", link_tables, "links", MAX_LINKS)
+    links = [_link(problems, table, f"link[{i}]", families)
              for i, table in enumerate(link_tables or [], start=1) if table is not None]
     link_count = len(link_tables) if link_tables else None
     lumped_tables = table_array(problems, data, "lumped_mass")
-    _size(problems, "lumped_mass", lumped_tables, "lumped masses", MAX_LUMPED_MASSES)
+    serial.size(problems, "lumped_mass", lumped_tables, "lumped masses", MAX_LUMPED_MASSES)
     lumped = [_lumped_mass(problems, table, f"lumped_mass[{i}]", link_count)
               for i, table in enumerate(lumped_tables or [], start=1) if table is not None]
     payload = None
     payload_table = sub_table(problems, data, "payload", "")
     if payload_table is not None:
         check_keys(problems, payload_table, "payload", PAYLOAD_KEYS)
-        payload = SpatialPayload(mass=_ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
+        payload = SpatialPayload(mass=serial.ranged(problems, payload_table, "mass", "payload", "added_mass", 0.0),
                                  inertia=inertia_tensor(problems, payload_table, "inertia", "payload", ZERO33))
     _coordinate_count(problems, links)
     if problems:
@@ -160,24 +162,25 @@ def _determinant(m) -> float:
             + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
 
 
-def _link(problems, table, path):
+def _link(problems, table, path, families):
     """One ``[[link]]`` table -> SpatialRigidLink / SpatialFlexibleLink (None if unusable)."""
     kind = link_kind(problems, table, path, _LINK_COMMON, _RIGID_ONLY, _FLEXIBLE_ONLY)
     joint = _spatial_joint(problems, table, path)
     if kind == "rigid":
-        length = _ranged(problems, table, "length", path, "rigid_length")
-        mass = _ranged(problems, table, "mass", path, "mass")
+        length = serial.ranged(problems, table, "length", path, "rigid_length")
+        mass = serial.ranged(problems, table, "mass", path, "mass")
         com = _com(problems, table, path, length)
         rod = mass * length**2 / 12 if None not in (mass, length) else None
         inertia_default = ((0.0, 0.0, 0.0), (0.0, rod, 0.0), (0.0, 0.0, rod)) if rod is not None else None
         inertia = inertia_tensor(problems, table, "inertia", path, inertia_default)
         return SpatialRigidLink(length=length, mass=mass, com=com, inertia=inertia, joint=joint)
     if kind == "flexible":
-        length = _ranged(problems, table, "length", path, "length")
-        mass_per_length = _mass_per_length(problems, table, path, length)
-        polar = _ranged(problems, table, "polar_inertia_per_length", path, "polar_inertia_per_length", 0.0)
+        length = serial.ranged(problems, table, "length", path, "length")
+        mass_per_length = serial.mass_per_length(problems, table, path, length)
+        polar = serial.ranged(problems, table, "polar_inertia_per_length", path, "polar_inertia_per_length", 0.0)
         stiffening = boolean(problems, table, "geometric_stiffening", path, True)
-        deformations = tuple(d for d in (_deformation(problems, table, path, kind) for kind in _STIFFNESS) if d)
+        deformations = tuple(d for d in (_deformation(problems, table, path, kind, families) for kind in _STIFFNESS)
+                             if d)
         present = [key for key in _STIFFNESS if key in table]
         if not present:
             problems.append(f"{path} must model at least one deformation ([{path}.bending_y], bending_z, "
@@ -202,7 +205,7 @@ def _com(problems, table, path, length):
     return None if bad else com
 
 
-def _deformation(problems, link_table, link_path, kind):
+def _deformation(problems, link_table, link_path, kind, families):
     """The ``[link.<kind>]`` table of a flexible link, None if absent or unusable."""
     if kind not in link_table:
         return None
@@ -212,8 +215,11 @@ def _deformation(problems, link_table, link_path, kind):
     path = f"{link_path}.{kind}"
     key = _STIFFNESS[kind]
     check_keys(problems, table, path, (key, "modes"))
-    stiffness = _ranged(problems, table, key, path, "EI" if kind.startswith("bending") else key)
-    modes = _modes(problems, table, path) if kind.startswith("bending") else _rod_modes(problems, table, path)
+    stiffness = serial.ranged(problems, table, key, path, "EI" if kind.startswith("bending") else key)
+    if kind.startswith("bending"):
+        modes = serial.modes(problems, table, path, families)
+    else:
+        modes = _rod_modes(problems, table, path)
     if None in (stiffness, modes):
         return None
     return Deformation(kind, stiffness, modes)
@@ -228,7 +234,7 @@ def _rod_modes(problems, deformation_table, path):
     check_keys(problems, table, path, MODE_KEYS)
     family = string(problems, table, "family", path, ROD_FAMILIES[0], ROD_FAMILIES)
     count = integer(problems, table, "count", path, 1, MAX_MODES)
-    damping_kind, damping = _damping(problems, table, path, count)
+    damping_kind, damping = serial.damping(problems, table, path, count)
     if None in (family, count, damping):
         return None
     return Modes(family=family, count=count, damping_kind=damping_kind, damping=damping)
@@ -240,7 +246,7 @@ def _spatial_joint(problems, link_table, link_path):
     if table is None:
         return None
     path = f"{link_path}.joint"
-    joint = _joint(problems, {"joint": {k: v for k, v in table.items() if k not in _PLACEMENT}}, link_path)
+    joint = serial.joint(problems, {"joint": {k: v for k, v in table.items() if k not in _PLACEMENT}}, link_path)
     axis = _in_range(problems, vector(problems, table, "axis", path, 3, (0.0, 0.0, 1.0)), f"{path}.axis", "axis")
     if axis is not None:
         norm = math.sqrt(sum(a * a for a in axis))
@@ -267,6 +273,6 @@ def _lumped_mass(problems, table, path, link_count):
     return SpatialLumpedMass(
         link=integer(problems, table, "link", path, 1, link_count),
         position=number(problems, table, "position", path, ge=0, le=1),
-        mass=_ranged(problems, table, "mass", path, "added_mass"),
+        mass=serial.ranged(problems, table, "mass", path, "added_mass"),
         inertia=inertia_tensor(problems, table, "inertia", path, ZERO33),
     )

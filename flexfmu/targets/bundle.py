@@ -22,7 +22,7 @@ from pathlib import Path
 import casadi as ca
 
 from flexfmu.codegen import generate_c
-from flexfmu.dynamics.compiled import CompiledDynamics
+from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.integrate import step_function
 from flexfmu.targets.build import GENERATED_SOURCES
 from flexfmu.targets.export import ExportSettings, internal_step, model_identifier

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import casadi as ca
 
-from flexfmu.dynamics.compiled import CompiledDynamics
 from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES
 from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
 from flexfmu.dynamics.delta.templates import ChainAssembly
+from flexfmu.dynamics.model import CompiledDynamics
 
 
 def passive_angles(theta, P, dims):

@@ -1,6 +1,6 @@
 """Forward dynamics of the spatial chain by the articulated-body algorithm: O(N) work.
 
-The planar passes (``flexfmu.dynamics.articulated``) carried to 3-D bodies.
+The planar passes (``flexfmu.dynamics.planar.articulated``) carried to 3-D bodies.
 Body i's velocity is nu_i = X_i mu_i + S_i z_i' (templates: mu_i the joint
 frame's velocity handed down by the parent, X_i = diag(R', R', 1) the
 joint's turn, S_i how its own rates enter), and mu_i+1 = T_i nu_i. With the
@@ -28,12 +28,12 @@ from functools import lru_cache
 
 import casadi as ca
 
-from flexfmu.dynamics.articulated import small_spd_solve, symmetric_product
+from flexfmu.dynamics.body_layout import small_spd_solve, symmetric_product
 from flexfmu.dynamics.spatial import bodies as B
-from flexfmu.dynamics.spatial.templates import FRAME, BodyLayout, joint_turn, link_kinematics
+from flexfmu.dynamics.spatial.templates import FRAME, SpatialBodyLayout, joint_turn, link_kinematics
 
 
-def _turn(layout: BodyLayout, cs: ca.SX) -> ca.SX:
+def _turn(layout: SpatialBodyLayout, cs: ca.SX) -> ca.SX:
     """X = diag(Rt, Rt, 1), FRAME x FRAME, with its structural zeros (Rt = Rot(a, theta)', cs its cosine
     and sine)."""
     Rt = joint_turn(layout, cs)
@@ -44,14 +44,14 @@ def _turn(layout: BodyLayout, cs: ca.SX) -> ca.SX:
     return X
 
 
-def inertia_sparsity(layout: BodyLayout) -> ca.Sparsity:
+def inertia_sparsity(layout: SpatialBodyLayout) -> ca.Sparsity:
     """Where the G of a body of ``layout`` (and G plus its structural terms, in the Newton matrix) can be
     nonzero."""
     return link_kinematics(layout).sparsity_out(0) + link_structure(layout).sparsity_out(0)
 
 
 @lru_cache(maxsize=None)
-def link_articulated(layout: BodyLayout) -> ca.Function:
+def link_articulated(layout: SpatialBodyLayout) -> ca.Function:
     """Inward pass: (G, F, T, cs, Ib_child, pb_child, Q) -> (Ib, pb, K, zb), Ib and pb in joint-frame axes.
     G and T are symbols with the sparsity link_kinematics gives them, so the template skips their zeros."""
     sym, d, nz = ca.SX.sym, layout.velocity, layout.coordinates
@@ -72,7 +72,7 @@ def link_articulated(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_acceleration(layout: BodyLayout) -> ca.Function:
+def link_acceleration(layout: SpatialBodyLayout) -> ca.Function:
     """Outward pass: (mu', cs, K, zb, T) -> (z'', mu'_child)."""
     sym, nz = ca.SX.sym, layout.coordinates
     mud, cs, K, zb = sym("mud", FRAME), sym("cs", 2), sym("K", nz, FRAME), sym("zb", nz)
@@ -84,7 +84,7 @@ def link_acceleration(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_structure(layout: BodyLayout) -> ca.Function:
+def link_structure(layout: SpatialBodyLayout) -> ca.Function:
     """(c, h) -> h/2 D + h^2/4 K over nu: the body's modal stiffness and damping, its joint spring and
     viscous friction (the Newton matrix of the implicit midpoint rule, see Model.structure_matrices)."""
     c, h = ca.SX.sym("c", layout.size), ca.SX.sym("h")
@@ -104,7 +104,7 @@ def link_structure(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_inverse_outward(layout: BodyLayout) -> ca.Function:
+def link_inverse_outward(layout: SpatialBodyLayout) -> ca.Function:
     """Inverse dynamics, outward: (mu', cs, z'', T) -> (nu', mu'_child): the body's acceleration (without
     the velocity products, which F holds) and the one it hands on."""
     sym = ca.SX.sym
@@ -117,7 +117,7 @@ def link_inverse_outward(layout: BodyLayout) -> ca.Function:
 
 
 @lru_cache(maxsize=None)
-def link_inverse_inward(layout: BodyLayout) -> ca.Function:
+def link_inverse_inward(layout: SpatialBodyLayout) -> ca.Function:
     """Inverse dynamics, inward: (G, F, T, cs, nu', w_child) -> (generalized force on z, w): the body's
     force G nu' + F plus what its child needs, projected on its own coordinates and, as w, onto the joint
     frame its parent moves."""

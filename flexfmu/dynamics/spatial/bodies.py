@@ -35,11 +35,11 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics.parameters import ParameterSymbols
-from flexfmu.dynamics.rotations import rotation_vector
 from flexfmu.dynamics.spatial.integrals import mass_product, partial_slope_product, slope_products
+from flexfmu.dynamics.spatial.rotations import rotation_vector
 from flexfmu.modes import ModeSet, mode_set
+from flexfmu.modes.families import FAMILIES
 from flexfmu.modes.rod import fixed_free_rod
-from flexfmu.spec.families import FAMILIES
 from flexfmu.spec.spatial_arm import DEFORMATIONS, SpatialArm, SpatialFlexibleLink
 
 SHORT = {"bending_y": "y", "bending_z": "z", "torsion": "t", "axial": "u"}
@@ -231,7 +231,7 @@ def tip_position(props: dict, structure: BodyStructure, f) -> ca.SX:
 
 def distal_angles(props: dict, structure: BodyStructure, f) -> ca.SX:
     """Angles (about z, y, x) of the distal frame in the link frame, turned as
-    :func:`flexfmu.dynamics.rotations.zyx_rotation`: the tip slopes of tangent-framed bending and the tip
+    :func:`flexfmu.dynamics.spatial.rotations.zyx_rotation`: the tip slopes of tangent-framed bending and the tip
     twist of the body (``props``, ``structure``), linear in its modal coordinates ``f``."""
     parts, st = split(f, structure), structure
     about_z = _dot(props["slope_y"], parts["y"]) if st.count("y") and st.tangent[0] else 0

@@ -1,4 +1,4 @@
-"""The spatial serial chain as a Model's building blocks (``GRAPHS["spatial"]``).
+"""The spatial serial chain as a Model's building blocks (the graph of the spatial kind, ``flexfmu.kinds``).
 
 :class:`SpatialChain` holds what both derivations, the outputs and the C
 contract share for one arm: the coordinate layout, each link's structure and
@@ -18,7 +18,6 @@ import numpy as np
 from flexfmu.dynamics.forces import input_matrix, with_joint_structure
 from flexfmu.dynamics.metadata import TORQUE, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
-from flexfmu.dynamics.rotations import rotation_vector
 from flexfmu.dynamics.spatial import bodies as B
 from flexfmu.dynamics.spatial.closed_form import closed_form_dynamics
 from flexfmu.dynamics.spatial.energy import energies, energy_dynamics
@@ -26,7 +25,8 @@ from flexfmu.dynamics.spatial.kinematics import Joint
 from flexfmu.dynamics.spatial.layout import chain_rows, coordinate_layout
 from flexfmu.dynamics.spatial.outputs import output_expressions
 from flexfmu.dynamics.spatial.parameters import spatial_parameters
-from flexfmu.dynamics.spatial.templates import BodyLayout
+from flexfmu.dynamics.spatial.rotations import rotation_vector
+from flexfmu.dynamics.spatial.templates import SpatialBodyLayout
 from flexfmu.spec.spatial_arm import SpatialArm
 
 DERIVATIONS = {"closed_form": closed_form_dynamics, "energy": energy_dynamics}
@@ -39,7 +39,8 @@ def _clean(values) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Damped:
-    """A link's modal damping as the shared force code reads it: ``modes`` and the ``damping`` matrix."""
+    """A link's modal damping as the shared force code reads it (a :class:`flexfmu.dynamics.forces.DampedBody`):
+    ``modes`` and the ``damping`` matrix."""
 
     modes: int
     damping: ca.SX
@@ -62,7 +63,7 @@ class SpatialChain:
                        for a, R, offset in zip(axes, rotations, offsets)]
         count = len(arm.links)
         self.layouts = [
-            BodyLayout(st, j in self.coords.rotor, _clean(rotations[j].T @ axes[j]),
+            SpatialBodyLayout(st, j in self.coords.rotor, _clean(rotations[j].T @ axes[j]),
                        _clean(rotations[j + 1]) if j + 1 < count else None,
                        _clean(axes[j + 1]) if j + 1 < count else None)
             for j, st in enumerate(self.structures)]
@@ -81,7 +82,7 @@ class SpatialChain:
                        for j in range(1, count + 1)]
         self.joint_torques: list[Signal] = []  # outputs of prescribed joints: every spatial joint is torque-driven
 
-    def _joint_constants(self, j: int, layout: BodyLayout, props: dict) -> dict:
+    def _joint_constants(self, j: int, layout: SpatialBodyLayout, props: dict) -> dict:
         P, pre = self.P, f"joint[{j + 1}]"
         values = dict(props)
         values["rotor"] = P[f"{pre}.gear_ratio"] ** 2 * P[f"{pre}.rotor_inertia"]

@@ -1,6 +1,6 @@
 """The spatial Model's dynamics as generated C wants them (the FMU's C contract).
 
-As for planar arms (``flexfmu.dynamics.compiled``): parameter-only
+As for planar arms (``flexfmu.dynamics.planar.compiled``): parameter-only
 quantities are constants c(p) laid out body by body; the right-hand side is
 the three articulated-body passes of :mod:`flexfmu.dynamics.spatial.articulated`,
 one template call per link and pass, expanded into straight-line code; the
@@ -17,18 +17,22 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.compiled import CompiledDynamics
 from flexfmu.dynamics.forces import dissipation, input_matrix, spring_forces
+from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.dynamics.spatial.articulated import (
-    link_acceleration, link_articulated, link_inverse_inward, link_inverse_outward, link_structure,
+    link_acceleration,
+    link_articulated,
+    link_inverse_inward,
+    link_inverse_outward,
+    link_structure,
 )
 from flexfmu.dynamics.spatial.closed_form import base_acceleration
-from flexfmu.dynamics.spatial.templates import FRAME, BodyLayout, link_kinematics
+from flexfmu.dynamics.spatial.templates import FRAME, SpatialBodyLayout, link_kinematics
 
 
 @dataclass(frozen=True)
 class _Link:
-    layout: BodyLayout
+    layout: SpatialBodyLayout
     indices: list[int]  # z = (theta, [alpha], f) in q
     offset: int  # first of the body's constants in pc
 
@@ -144,7 +148,7 @@ def _directional(passes: _Passes, generalized, kinematic, state_derivative, n, n
 
 def _newton_correction(model, passes: _Passes, forces, structure, size: int) -> ca.Function:
     """(q, qd, v0, u, pc, h) -> (M + h/2 D + h^2/4 K)^-1 M r, r = qd - v0 - h/2 qdd: the simplified Newton
-    step of the implicit midpoint rule (see flexfmu.dynamics.compiled.CompiledDynamics), by the passes."""
+    step of the implicit midpoint rule (see flexfmu.dynamics.model.CompiledDynamics), by the passes."""
     n, nu = len(model.coordinates), len(model.inputs)
     q, qd, v0, u = (ca.MX.sym(name, k) for name, k in (("q", n), ("qd", n), ("v0", n), ("u", nu)))
     pc, h = ca.MX.sym("pc", size), ca.MX.sym("h")

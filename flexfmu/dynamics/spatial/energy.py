@@ -18,9 +18,9 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.forces import dissipation, rotor_inertias
-from flexfmu.dynamics.rotations import vee
 from flexfmu.dynamics.spatial import bodies as B
 from flexfmu.dynamics.spatial.kinematics import frames, link_coordinates
+from flexfmu.dynamics.spatial.rotations import vee
 
 
 def _rate(expression: ca.SX, q: ca.SX, qd: ca.SX) -> ca.SX:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.rotations import axis_rotation, zyx_body_rate, zyx_rotation
 from flexfmu.dynamics.spatial import bodies as B
+from flexfmu.dynamics.spatial.rotations import axis_rotation, zyx_body_rate, zyx_rotation
 
 
 @dataclass(frozen=True)

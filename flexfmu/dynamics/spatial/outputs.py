@@ -17,9 +17,8 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics import metadata as md
+from flexfmu.dynamics.chain_outputs import coordinate_outputs, envelope_outputs
 from flexfmu.dynamics.metadata import Signal
-from flexfmu.dynamics.outputs import _largest, coordinate_outputs
-from flexfmu.dynamics.parameters import JOINT_ENVELOPE, LINK_ENVELOPE
 from flexfmu.dynamics.spatial import bodies as B
 from flexfmu.dynamics.spatial.kinematics import frames, link_coordinates, tip_motion
 
@@ -73,26 +72,6 @@ def output_expressions(chain, q, qd, qdd):
         for m, k in enumerate(idx, start=1):
             add(f"link[{i}].mode_rate[{m}]", coords.records[k].unit + "/s", md.MODE_RATE,
                 f"rate of modal coordinate {m} of link {i}", qd[k], i)
-    _envelope(add, chain, q, bending)
+    envelope_outputs(add, bending, chain.rows.springs, chain.P, q)
     signals, exprs = zip(*rows)
     return list(signals), ca.vertcat(*exprs)
-
-
-def _envelope(add, chain, q, bending: list) -> None:
-    """The validity envelope's outputs, through ``add``: each bending deflection relative to its link's length
-    (``bending``: (link, axis, expression) rows), each flexible joint's spring deflection (rows of ``chain`` at
-    ``q``) and the flag, 1 while any is beyond its limit; nothing for an arm with neither."""
-    P, limits = chain.P, []
-    for i, axis, relative in bending:
-        add(f"link[{i}].relative_deflection.{axis}", "1", md.ENVELOPE,
-            f"tip deflection of link {i} along {axis} relative to its length", relative, i, LINK_ENVELOPE)
-        limits.append((relative, P[LINK_ENVELOPE]))
-    for j, row in sorted(chain.rows.springs.items()):
-        spring = ca.mtimes(row, q)
-        add(f"joint[{j + 1}].spring_deflection", "rad", md.ENVELOPE,
-            f"spring deflection of flexible joint {j + 1} (rotor minus link side)", spring, j + 1, JOINT_ENVELOPE)
-        limits.append((spring, P[JOINT_ENVELOPE]))
-    if limits:
-        add("envelope.exceeded", "1", md.ENVELOPE_FLAG,
-            "1 while a flexible link or joint is beyond its validity envelope, else 0",
-            _largest([ca.fabs(value) > limit for value, limit in limits]))

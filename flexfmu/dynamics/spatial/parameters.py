@@ -13,7 +13,7 @@ counts: they shape the graphs and are not parameters.
 from __future__ import annotations
 
 from flexfmu.dynamics.metadata import Parameter
-from flexfmu.dynamics.parameters import _joint_parameters, envelope_parameters
+from flexfmu.dynamics.parameters import envelope_parameters, joint_parameters
 from flexfmu.spec.spatial_arm import SpatialArm, SpatialFlexibleLink
 
 TENSOR = (("xx", 0, 0), ("yy", 1, 1), ("zz", 2, 2), ("xy", 0, 1), ("xz", 0, 2), ("yz", 1, 2))
@@ -62,7 +62,7 @@ def spatial_parameters(arm: SpatialArm) -> list[Parameter]:
             for axis, value in zip("xyz", arm.gravity)]
     for j, link in enumerate(arm.links, start=1):
         rows += _link_parameters(j, link)
-        rows += _joint_parameters(j, link.joint)
+        rows += joint_parameters(j, link.joint)
         parent = f"distal frame of link {j - 1}" if j > 1 else "base frame"
         rows += [Parameter(f"joint[{j}].offset.{axis}", value, "m", f"position of joint {j} in the {parent}, {axis}",
                            tunable=False)

@@ -32,7 +32,7 @@ by R_d(f) R_f (tip slopes and twist, then the joint's fixed rotation), so
 
     mu_next = T(f) nu_i,   and its acceleration  T nu_i' + (dT/df f') nu_i.
 
-Every template is one SX Function per :class:`BodyLayout` (mode counts,
+Every template is one SX Function per :class:`SpatialBodyLayout` (mode counts,
 frames, joint kind and the joint axes, which are numbers: a coordinate axis
 keeps its zeros); the closed form calls it with p-expressions, the
 articulated-body passes with constants read from c.
@@ -43,12 +43,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.rotations import axis_rotation, zyx_body_rate, zyx_rotation
+from flexfmu.dynamics.body_layout import BodyLayout
 from flexfmu.dynamics.spatial import bodies as B
+from flexfmu.dynamics.spatial.rotations import axis_rotation, zyx_body_rate, zyx_rotation
 
 FRAME = 7  # V (3), w (3), w_in: what a body hands its child
 JOINT_FIELDS = (("rotor", (1, 1)), ("viscous", (1, 1)), ("spring_k", (1, 1)), ("spring_c", (1, 1)))
@@ -65,11 +67,11 @@ def digest(value) -> str:
 
 
 @dataclass(frozen=True)
-class BodyLayout:
-    """Structure of one body in the chain: ``structure`` (its modes and frames), ``flexible_joint``,
-    ``axis`` (its joint's axis in its own axes), and for all but the last link the next joint's fixed
-    rotation ``next_rotation`` (row-major 3 x 3) and axis ``next_axis`` (both in this link's distal
-    frame)."""
+class SpatialBodyLayout(BodyLayout):
+    """Structure of one body in the chain (:class:`BodyLayout`): ``structure`` (its modes and frames),
+    ``flexible_joint``, ``axis`` (its joint's axis in its own axes), and for all but the last link the next
+    joint's fixed rotation ``next_rotation`` (row-major 3 x 3) and axis ``next_axis`` (both in this link's
+    distal frame)."""
 
     structure: B.BodyStructure
     flexible_joint: bool
@@ -77,8 +79,11 @@ class BodyLayout:
     next_rotation: tuple[float, ...] | None = None
     next_axis: tuple[float, float, float] | None = None
 
+    FRAME: ClassVar[int] = FRAME
+
     @property
     def modes(self) -> int:
+        """Number of the body's modal coordinates."""
         return self.structure.modes
 
     def fields(self) -> list[tuple[str, tuple[int, int]]]:
@@ -86,41 +91,10 @@ class BodyLayout:
         out = self.structure.fields() + list(JOINT_FIELDS)
         return out + [("offset_next", (3, 1))] if self.next_rotation is not None else out
 
-    @property
-    def size(self) -> int:
-        """Number of constants of one body."""
-        return sum(r * c for _, (r, c) in self.fields())
-
-    @property
-    def coordinates(self) -> int:
-        """Size of z: theta, alpha (flexible joint), modes."""
-        return 1 + self.flexible_joint + self.modes
-
-    @property
-    def velocity(self) -> int:
-        """Size of nu."""
-        return FRAME + self.flexible_joint + self.modes
-
-    @property
-    def modal_columns(self) -> list[int]:
-        return list(range(FRAME + self.flexible_joint, self.velocity))
-
     def name(self, template: str) -> str:
         """C-friendly name of ``template`` for this layout (unique per layout, the same in every run)."""
         counts = "".join(f"{x}{n}" for x, n in zip("yztu", self.structure.counts) if n)
         return f"{template}_{counts or 'rigid'}{'_rotor' * self.flexible_joint}_{digest(self)}"
-
-    def pack(self, values: dict) -> ca.SX:
-        """Stack the named SX ``values`` (every name of :meth:`fields`) into this body's constant vector."""
-        return ca.vertcat(*[ca.vec(ca.SX(values[name]) if not isinstance(values[name], ca.SX) else values[name])
-                            for name, _ in self.fields()])
-
-    def unpack(self, c) -> dict:
-        """Inverse of :meth:`pack`: the named parts of the constant vector ``c``."""
-        out, at = {}, 0
-        for name, (r, k) in self.fields():
-            out[name], at = ca.reshape(c[at:at + r * k], r, k), at + r * k
-        return out
 
     def joint_matrix(self) -> np.ndarray:
         """S (velocity x coordinates): how z' enters nu (theta' along the axis in w, alpha', f')."""
@@ -130,19 +104,13 @@ class BodyLayout:
             S[row, c] = 1.0
         return S
 
-    def rows(self, body: dict) -> tuple[ca.SX, ca.SX]:
-        """(motor, spring) rows over nu: the motor angle's rate (rotor of a flexible joint, psi' of a rigid
-        one) and the spring twist alpha - psi (zero for a rigid joint); ``body`` is the :meth:`unpack` of
-        the constants."""
+    def encoder_row(self, body: dict) -> ca.SX:
+        """psi' over nu: the body's angular velocity along the joint axis, less the parent's tip-tangent rate
+        w_in, plus the root rotation rate about the axis; ``body`` is the :meth:`unpack` of the constants."""
         fd = ca.SX.sym("fd", self.modes)
         root = ca.jacobian(ca.dot(ca.DM(self.axis), B.root_rotation(body, self.structure, fd)), fd)
-        psi = ca.horzcat(ca.SX(1, 3), ca.SX(ca.DM(self.axis).T), ca.SX([[-1]]), ca.SX(1, int(self.flexible_joint)),
-                         root if self.modes else ca.SX(1, 0))
-        if not self.flexible_joint:
-            return psi, ca.SX(1, self.velocity)
-        alpha = ca.SX(1, self.velocity)
-        alpha[0, FRAME] = 1
-        return alpha, alpha - psi
+        return ca.horzcat(ca.SX(1, 3), ca.SX(ca.DM(self.axis).T), ca.SX([[-1]]), ca.SX(1, int(self.flexible_joint)),
+                          root if self.modes else ca.SX(1, 0))
 
 
 @lru_cache(maxsize=None)
@@ -168,7 +136,7 @@ def body_terms(structure: B.BodyStructure) -> ca.Function:
     return ca.Function(f"body_terms_{digest(structure)}", [V, w, f, fd, c], [G, F], {"cse": True})
 
 
-def _embed(G: ca.SX, F: ca.SX, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
+def _embed(G: ca.SX, F: ca.SX, layout: SpatialBodyLayout) -> tuple[ca.SX, ca.SX]:
     """Place the body's (V, w, f') terms into nu."""
     index = list(range(6)) + layout.modal_columns
     d = layout.velocity
@@ -180,7 +148,7 @@ def _embed(G: ca.SX, F: ca.SX, layout: BodyLayout) -> tuple[ca.SX, ca.SX]:
     return G_nu, F_nu
 
 
-def _next_frame(body: dict, layout: BodyLayout, nu, f, fd):
+def _next_frame(body: dict, layout: SpatialBodyLayout, nu, f, fd):
     """mu_next(nu, f) (linear in nu): the next joint frame's (V, w, w_in), its axes."""
     st = layout.structure
     V, w, modal = nu[0:3], nu[3:6], part(nu, FRAME + layout.flexible_joint, layout.velocity)
@@ -202,7 +170,7 @@ def _next_frame(body: dict, layout: BodyLayout, nu, f, fd):
 
 
 @lru_cache(maxsize=None)
-def link_kinematics(layout: BodyLayout) -> ca.Function:
+def link_kinematics(layout: SpatialBodyLayout) -> ca.Function:
     """(z, z', mu, a_in, c) -> (G, F, cs, T, mu_next, a_next) of one body.
 
     ``mu`` and ``a_in`` are the joint frame's velocity and velocity-product
@@ -251,7 +219,7 @@ def link_kinematics(layout: BodyLayout) -> ca.Function:
                        [G, F, cs, T, mu_next, a_next], {"cse": True})
 
 
-def joint_turn(layout: BodyLayout, cs) -> ca.SX:
+def joint_turn(layout: SpatialBodyLayout, cs) -> ca.SX:
     """Rot(a, theta)' of the joint of ``layout`` from ``cs`` = (cos theta, sin theta), with the zeros of a
     coordinate axis kept."""
     return axis_rotation(layout.axis, cos_sin=(cs[0], cs[1])).T

@@ -1,4 +1,5 @@
-"""The registry of reproductions (see ``flexfmu.harness.reproduce``; rows and entries in ``rows``): one line per entry.
+"""The registry of reproductions (run by ``flexfmu.harness.workflows.reproduce``; rows and entries in
+``rows``): one line per entry.
 
 To add one: a module here with a function ``rows(out) -> list[Row]`` (use
 ``relative_row`` for a published number and its relative tolerance), and a

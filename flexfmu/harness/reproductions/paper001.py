@@ -23,7 +23,7 @@ import flexfmu
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.linear import natural_frequencies
 from flexfmu.harness.reproductions.rows import Row, relative_row
-from flexfmu.harness.spinup import (
+from flexfmu.harness.reproductions.spinup import (
     beam_variant,
     minimum,
     spinup_run,

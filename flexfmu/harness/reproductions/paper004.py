@@ -23,8 +23,8 @@ import flexfmu
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.control.scenario import load_scenario
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
-from flexfmu.harness.reference import simulate_reference
 from flexfmu.harness.reproductions.rows import Row, relative_row
+from flexfmu.harness.running.reference import simulate_reference
 
 FIGURE = "paper004_bang_bang.png"
 

@@ -4,7 +4,7 @@ Why it exists: a second implementation of the native FMU's discrete
 system. It integrates the Model's own CasADi graph (closed-form M, h and B,
 an LDL solve) with the native FMU's fixed-step scheme and internal step
 (``flexfmu.integrate.step_function`` over
-``flexfmu.dynamics.compiled.graph_dynamics``), where the native FMU runs
+``flexfmu.dynamics.graph_dynamics.graph_dynamics``), where the native FMU runs
 generated articulated-body passes. Same scheme, same step, same inputs: the
 two must agree to round-off, so any difference is a defect of one of them,
 not a tolerance. It is a desktop tool: the importing machine needs Python
@@ -24,7 +24,7 @@ from pythonfmu import DefaultExperiment, Fmi2Slave, Real
 from pythonfmu.enums import Fmi2Causality, Fmi2Initial, Fmi2Status, Fmi2Variability
 
 import flexfmu
-from flexfmu.dynamics.compiled import graph_dynamics
+from flexfmu.dynamics.graph_dynamics import graph_dynamics
 from flexfmu.integrate import step_function
 from flexfmu.targets.model_data import envelope_entries
 from flexfmu.targets.pythonfmu_templates.description import complete_description, read_config

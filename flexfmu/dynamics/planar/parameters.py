@@ -1,0 +1,62 @@
+"""The parameter table of a planar arm: gravity, link by link, lumped masses, payload, envelope limits.
+
+The order and the fixed (geometry) entries follow :mod:`flexfmu.dynamics.parameters`.
+"""
+
+from __future__ import annotations
+
+from flexfmu.dynamics.metadata import Parameter
+from flexfmu.dynamics.parameters import envelope_parameters, joint_parameters
+from flexfmu.spec.arm import Arm, FlexibleLink
+
+
+def _link_parameters(i: int, link) -> list[Parameter]:
+    prefix = f"link[{i}]"
+    rows = [Parameter(f"{prefix}.length", link.length, "m", f"length of link {i}", tunable=False)]
+    if isinstance(link, FlexibleLink):
+        rows += [
+            Parameter(f"{prefix}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}"),
+            Parameter(f"{prefix}.EI", link.EI, "N.m2", f"bending stiffness E*I of link {i}"),
+        ]
+        if link.modes.damping_kind == "ratio":
+            name, unit, what = "damping_ratio", "1", "modal damping ratio"
+        else:
+            name, unit, what = "damping_coefficient", "N.s/m", "modal damping coefficient"
+        rows += [
+            Parameter(f"{prefix}.{name}[{k}]", d, unit, f"{what} of mode {k} of link {i}")
+            for k, d in enumerate(link.modes.damping, start=1)
+        ]
+    else:
+        rows += [
+            Parameter(f"{prefix}.mass", link.mass, "kg", f"mass of link {i}"),
+            Parameter(f"{prefix}.com.x", link.com[0], "m", f"centre of mass of link {i}, along the link",
+                      tunable=False),
+            Parameter(f"{prefix}.com.y", link.com[1], "m", f"centre of mass of link {i}, across the link",
+                      tunable=False),
+            Parameter(f"{prefix}.inertia", link.inertia, "kg.m2", f"rotary inertia of link {i} about its centre of mass"),
+        ]
+    return rows
+
+
+def arm_parameters(arm: Arm) -> list[Parameter]:
+    """Return the ordered parameter table of ``arm`` with nominal values."""
+    rows = [
+        Parameter("gravity.x", arm.gravity[0], "m/s2", "gravity along the base x axis"),
+        Parameter("gravity.y", arm.gravity[1], "m/s2", "gravity along the base y axis"),
+    ]
+    for i, link in enumerate(arm.links, start=1):
+        rows += _link_parameters(i, link)
+        rows += joint_parameters(i, link.joint)
+    for k, lumped in enumerate(arm.lumped_masses, start=1):
+        prefix = f"lumped_mass[{k}]"
+        rows += [
+            Parameter(f"{prefix}.position", lumped.position, "1",
+                      f"position x/L of lumped mass {k} on link {lumped.link}", tunable=False),
+            Parameter(f"{prefix}.mass", lumped.mass, "kg", f"mass of lumped mass {k}"),
+            Parameter(f"{prefix}.inertia", lumped.inertia, "kg.m2", f"rotary inertia of lumped mass {k}"),
+        ]
+    rows += [
+        Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link"),
+        Parameter("payload.inertia", arm.payload.inertia, "kg.m2", "payload rotary inertia"),
+    ]
+    return rows + envelope_parameters(arm)
