@@ -63,6 +63,7 @@ def imported_dlls(dll: Path) -> set[str]:
     return {line.split(":", 1)[1].strip() for line in done.stdout.splitlines() if "DLL Name:" in line}
 
 
+@pytest.mark.slow
 def test_export_says_which_platforms_it_built_and_which_it_skipped(tmp_path, capsys, monkeypatch):
     """Without MinGW-w64 the default export builds linux64 and says why win64 is missing; asking for win64
     then is an error naming the platform (exit status 2), and no file appears."""
