@@ -67,9 +67,8 @@ def loop_for(scenario, law=None, **options):
 
 
 @pytest.fixture(scope="module")
-def subudhi_fmu(tmp_path_factory):
-    path = tmp_path_factory.mktemp("control") / "subudhi.fmu"
-    return export_fmu(example_model("subudhi_morris_2link"), path, ExportSettings(stop_time=4.0)).path
+def subudhi_fmu(example_fmu):
+    return example_fmu("subudhi_morris_2link").path
 
 
 # --- laws ---------------------------------------------------------------------------

@@ -16,8 +16,6 @@ from flexfmu.harness.running.result import Result
 from flexfmu.harness.workflows.crosscheck import crosscheck, run_case
 from tests.conftest import ARMS_DIR, example_model
 
-pytestmark = [pytest.mark.slow, pytest.mark.compiler]
-
 SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
 YU_CHEN = ARMS_DIR / "yu_chen_2dof.toml"
 
@@ -84,6 +82,8 @@ def test_a_reduced_models_reference_meets_only_the_full_reference_at_one_percent
     assert not far.passed
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     arm = flexfmu.load_arm(SUBUDHI)
     heavier = dataclasses.replace(arm, links=tuple(
@@ -97,6 +97,8 @@ def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     assert max(c["max_abs"] / c["tolerance"] for c in failed) > 10
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_controller_fmu_closed_loop_agrees_with_the_monolithic_closed_loop(tmp_path):
     case = run_case(YU_CHEN, "pd_circle", tmp_path, duration=1.0, runs=("reference", "native-cs", "controller-fmu"))
     pairs = {(c["first"], c["second"]) for c in case["comparisons"]}
@@ -105,6 +107,8 @@ def test_controller_fmu_closed_loop_agrees_with_the_monolithic_closed_loop(tmp_p
         assert c["passed"], c
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_report_files_hold_the_figures_they_claim(tmp_path):
     report = crosscheck([(SUBUDHI, "bang_bang")], tmp_path, duration=0.5)
     data = json.loads((tmp_path / "report.json").read_text())
@@ -133,17 +137,18 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     assert ("PASS" in markdown) == data["passed"]
 
 
-def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(tmp_path):
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(tmp_path, example_fmu):
     """The same torques from a CSV file and from switch points give the same
     run; a parameter override (start value) reproduces the reference with
     that parameter."""
     from flexfmu.control.controllers import HeldInputs
     from flexfmu.harness.running.reference import simulate_reference
     from flexfmu.harness.running.runner import run_fmu
-    from flexfmu.targets import export_fmu
 
-    model = flexfmu.build_model(flexfmu.load_arm(SUBUDHI))
-    fmu = export_fmu(model, tmp_path / "sm.fmu").path
+    model = example_model("subudhi_morris_2link")
+    fmu = example_fmu("subudhi_morris_2link").path
     switches = [(0.0, [0.2, 0.1]), (0.3, [-0.2, 0.0])]
     csv_path = tmp_path / "torque.csv"
     csv_path.write_text("time [s],tau[1] [N.m],tau[2] [N.m]\n0.0,0.2,0.1\n0.3,-0.2,0.0\n")
@@ -161,6 +166,8 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     assert np.abs(from_csv["joint[1].angle"] - nominal["joint[1].angle"]).max() > 1e-3
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
     """crosscheck --all on 0.2 s: every example arm with every scenario
     written for it, reference against the native FMU in both interfaces."""
@@ -174,6 +181,8 @@ def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
         assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_a_scenario_adapts_to_an_arm_without_flexible_links(tmp_path):
     """free_vibration compares the groups joint_angle and deflection and
     tip.ay: on the rigid two-link arm the deflection group is empty."""

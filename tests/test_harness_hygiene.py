@@ -64,6 +64,7 @@ def test_progress_shows_from_the_start_in_its_own_unit_and_names_the_piece_in_pr
 
 
 @pytest.mark.compiler
+@pytest.mark.slow
 def test_a_crosscheck_leaves_the_temporary_directory_as_it_found_it(tmp_path, monkeypatch, capsys):
     """Every run of a cross-check (reference, native FMU in both interfaces, Python-backed FMU, controller
     FMU) in a private temporary directory, for this process and the compilers it starts; the count of its

@@ -13,6 +13,7 @@ from flexfmu.harness.reproductions import REPRODUCTIONS
 from flexfmu.harness.reproductions.rows import PUBLISHED, Row, relative_row
 from flexfmu.harness.workflows.reproduce import markdown
 
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
