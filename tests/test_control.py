@@ -36,7 +36,6 @@ from flexfmu.harness.workflows.verify import (
     fmu_gradient_fd,
     residual_tip_vibration,
 )
-from flexfmu.targets import ExportSettings, export_fmu
 from tests.conftest import ARMS_DIR, example_model
 from tests.test_tables import scenario_file
 from tests.test_spatial_pipeline import SPACE_ARM
