@@ -34,8 +34,8 @@ class MotionProfile:
     keys : tuple of Key
         The other keys of its table (numbers a sweep may vary).
     build : callable
-        (values, joints) -> t -> (angles, rates, accelerations) of ``joints`` prescribed joints, from the
-        table's ``values`` ({key: value}).
+        (values, joints) -> t -> (angles, rates, accelerations) of ``joints`` prescribed joints as a Profile
+        (:mod:`flexfmu.control.profile`), from the table's ``values`` ({key: value}), its parameters.
     """
 
     name: str

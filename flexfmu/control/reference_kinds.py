@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from flexfmu.control.profile import profile
 from flexfmu.control.references import (
-    circle_reference,
-    inverted_u,
+    circle_angles,
+    inverted_u_expression,
     platform_circle,
-    platform_reference,
-    quintic_reference,
+    quintic_angles,
 )
 from flexfmu.dynamics.metadata import PLATFORM_POSITION, TIP_POSITION, TORQUE
 from flexfmu.spec.keys import Key, check_row
@@ -46,8 +46,9 @@ class ReferenceKind:
     fits : callable
         (model) -> None when the arm of ``model`` can follow it, else why not (one phrase).
     build : callable
-        (values, model) -> the reference t -> (theta_d, dtheta_d, ddtheta_d), from the table's checked
-        ``values`` ({key: value}) for ``model``.
+        (values, model) -> the reference t -> (theta_d, dtheta_d, ddtheta_d) as a Profile
+        (:mod:`flexfmu.control.profile`), from the table's checked ``values`` ({key: value}) for ``model``;
+        its numbers are the profile's parameters.
     """
 
     name: str
@@ -60,13 +61,19 @@ class ReferenceKind:
         check_row("REFERENCES", self.name, self.keys, fits=self.fits, build=self.build)
 
 
-def delta_kinematics(model):
-    """The DeltaKinematics of a Delta robot's ``model`` at its nominal dimensions."""
-    from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
+def delta_dimensions(model):
+    """The Dimensions of a Delta robot's ``model`` at its nominal values."""
+    from flexfmu.dynamics.delta.kinematics import Dimensions
 
     values = model.parameters
-    return DeltaKinematics(Dimensions(*(values[name] for name in (
-        "base.radius", "platform.radius", "upper.length", "lower.length"))))
+    return Dimensions(*(values[name] for name in ("base.radius", "platform.radius", "upper.length", "lower.length")))
+
+
+def delta_kinematics(model):
+    """The DeltaKinematics of a Delta robot's ``model`` at its nominal dimensions."""
+    from flexfmu.dynamics.delta.kinematics import DeltaKinematics
+
+    return DeltaKinematics(delta_dimensions(model))
 
 
 def _torque_driven(model) -> str | None:
@@ -89,20 +96,30 @@ def _platform(model) -> str | None:
 
 def _circle(values: dict, model):
     lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
-    return circle_reference(values["center"], values["radius"], values["frequency"], lengths)
+    return profile(values, "the circle reference",
+                   lambda t, v: circle_angles(t, v["center"], v["radius"], v["frequency"], lengths))
 
 
 def _quintic(values: dict, model):
-    return quintic_reference(values["start"], values["goal"], values["move_time"])
+    return profile(values, "the quintic reference", lambda t, v: quintic_angles(t, v["start"], v["goal"],
+                                                                                v["move_time"]))
+
+
+def _platform_angles(path):
+    """The motor angles of a Delta robot's platform on ``path`` (t, values -> P), by inverse kinematics."""
+    from flexfmu.dynamics.delta.kinematics import inverse_kinematics
+
+    return lambda model: lambda t, v: inverse_kinematics(path(t, v), delta_dimensions(model))
 
 
 def _platform_circle(values: dict, model):
-    path = platform_circle(values["center"], values["radius"], values["frequency"])
-    return platform_reference(path, delta_kinematics(model))
+    angles = _platform_angles(lambda t, v: platform_circle(t, v["center"], v["radius"], v["frequency"]))
+    return profile(values, "the platform circle reference", angles(model))
 
 
 def _inverted_u(values: dict, model):
-    return platform_reference(inverted_u(values["start"], values["travel"], values["times"]), delta_kinematics(model))
+    angles = _platform_angles(lambda t, v: inverted_u_expression(t, v["start"], v["travel"], v["times"]))
+    return profile(values, "the inverted-U reference", angles(model))
 
 
 def _circle_keys(axes: str) -> tuple[Key, ...]:

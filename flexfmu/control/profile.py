@@ -1,0 +1,120 @@
+"""A function of time with named parameters, written once for Python and for generated C.
+
+A scenario's reference (t -> theta_d, dtheta_d, ddtheta_d) and the motion
+of its prescribed joints are profiles: one CasADi expression of the time t
+and of parameters a (a circle's radius, a move's goal), from which the
+rates and accelerations follow by automatic differentiation unless the
+profile gives them in closed form. Python calls a profile at the values its
+scenario gives (``profile(t)``); the closed-loop FMU compiles the same
+Function with a as tunable parameters (``flexfmu.control.loop_system``), so
+a sweep may vary a circle's frequency like a gain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import casadi as ca
+import numpy as np
+
+from flexfmu.codegen.buffered import BufferedFunction
+from flexfmu.errors import FlexfmuError
+
+
+class ProfileError(FlexfmuError, ValueError):
+    """A profile that is not finite where it is evaluated (a path outside the arm's workspace)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """t -> (position, rate, acceleration), each with ``size`` entries.
+
+    Attributes
+    ----------
+    function : casadi.Function
+        (t, a) -> (position, rate, acceleration), a the parameters.
+    parameters : dict
+        The parameters' names (``radius``, ``center[1]``: a table's keys, vector entries 1-based) and values,
+        in the order of a.
+    what : str
+        What it is, for messages (``the circle reference``).
+    """
+
+    function: ca.Function
+    parameters: dict[str, float]
+    what: str
+
+    @property
+    def size(self) -> int:
+        return self.function.size1_out(0)
+
+    @property
+    def values(self) -> np.ndarray:
+        """a at the profile's own values."""
+        return np.array(list(self.parameters.values()), float)
+
+    @cached_property
+    def _numeric(self) -> BufferedFunction:
+        return BufferedFunction(self.function)
+
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(position, rate, acceleration) at the time ``t`` (s), as arrays.
+
+        Raises
+        ------
+        ProfileError
+            If a value is not finite there.
+        """
+        values = self._numeric.results(float(t), self.values)
+        if not all(np.all(np.isfinite(v)) for v in values):
+            raise ProfileError(f"{self.what} is not finite at t = {float(t):g} s (a path outside the arm's "
+                               f"workspace?)")
+        return values
+
+    def samples(self, time) -> np.ndarray:
+        """The positions at every time of ``time``, one row each."""
+        function = self.function.map(len(time))
+        return np.array(function(np.asarray(time, float)[None, :], np.tile(self.values[:, None], len(time)))[0]).T
+
+
+def profile(values: dict, what: str, expression: Callable, derivatives: bool = True) -> Profile:
+    """The Profile of ``expression`` with the numbers and number lists of ``values`` as its parameters.
+
+    Parameters
+    ----------
+    values : dict
+        A scenario table's checked values by key; numbers and lists of numbers become parameters (a list's
+        entries named ``key[1]``, ``key[2]``, ...), the rest is passed on as given.
+    what : str
+        For messages.
+    expression : callable
+        (t, values) -> the position (``derivatives``) or (position, rate, acceleration), with ``values``
+        holding CasADi symbols where ``values`` held numbers.
+    derivatives : bool
+        Whether the rate and acceleration follow by automatic differentiation of the position.
+    """
+    t = ca.SX.sym("t")
+    symbols, entries, numbers = {}, [], []
+    for key, value in values.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            entries.append(ca.SX.sym(key))
+            symbols[key] = entries[-1]
+            numbers.append(float(value))
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
+            parts = [ca.SX.sym(f"{key}[{k + 1}]") for k in range(len(value))]
+            entries += parts
+            symbols[key] = ca.vertcat(*parts)
+            numbers += [float(v) for v in value]
+        else:
+            symbols[key] = value
+    result = expression(t, symbols)
+    if derivatives:
+        position = ca.vertcat(result)
+        rate = ca.jacobian(position, t)
+        result = (position, rate, ca.jacobian(rate, t))
+    a = ca.vertcat(*entries) if entries else ca.SX(0, 1)
+    function = ca.Function("profile", [t, a], [ca.densify(ca.vertcat(entry)) for entry in result], ["t", "a"],
+                           ["position", "rate", "acceleration"])
+    return Profile(function, dict(zip((e.name() for e in entries), numbers)), what)
