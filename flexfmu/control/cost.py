@@ -25,8 +25,10 @@ from pathlib import Path
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, PLATFORM_POSITION, TIP_POSITION
 from flexfmu.errors import FlexfmuError
+
+TRANSIENT_S = 2.0  # the start transient of a run, s (half the run when that is shorter): figures after it
 
 
 class CostError(FlexfmuError, ValueError):
@@ -83,6 +85,18 @@ def load_cost(path: str | Path) -> CostWeights:
 def cost_signals(model) -> list[str]:
     """Outputs of ``model`` the cost reads, in order: joint angles, then link deflections."""
     return model.outputs_of(JOINT_ANGLE) + model.outputs_of(DEFLECTION)
+
+
+def end_effector(model) -> list[str]:
+    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y), a Delta robot's
+    platform centre (x, y, z)."""
+    return model.outputs_of(TIP_POSITION)[:2] or model.outputs_of(PLATFORM_POSITION)
+
+
+def settle_time(duration: float) -> float:
+    """When a run of ``duration`` s counts as settled: after the start transient, :data:`TRANSIENT_S` or half
+    the run when that is shorter (s)."""
+    return min(TRANSIENT_S, 0.5 * float(duration))
 
 
 TERMS = ("tracking", "vibration", "effort")
