@@ -19,6 +19,7 @@ gives them), which the closed-loop FMU compiles
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +50,10 @@ class HeldInputs:
     def parameters(self) -> dict[str, float]:
         """None: the switch points are fixed."""
         return {}
+
+    def problems(self, values: dict) -> list[str]:
+        """None: held torques have no parameters (``values`` is empty)."""
+        return []
 
     def expression(self, t, measured, a):
         """(u, None): the torques held at the time ``t`` (a CasADi expression), as :meth:`__call__`; they read
@@ -112,6 +117,17 @@ class SampledController:
         """The gains (``controller.kp``) and the reference's numbers (``reference.radius``), in that order."""
         gains = {f"controller.{name}": float(value) for name, value in zip(self.law.gains, self.gains)}
         return gains | {f"reference.{name}": value for name, value in self.reference.parameters.items()}
+
+    def problems(self, values: dict) -> list[str]:
+        """What is wrong with new ``values`` of :attr:`parameters` (by name): a gain must be a finite number, a
+        reference's number what its table's key allows (``controller.reference.radius must be > 0``)."""
+        problems: list[str] = []
+        prefix = "reference."
+        for name, value in values.items():
+            if not name.startswith(prefix) and not (isinstance(value, (int, float)) and math.isfinite(value)):
+                problems.append(f"{name} must be a finite number, got {value!r}")
+        references = {name.removeprefix(prefix): value for name, value in values.items() if name.startswith(prefix)}
+        return problems + self.reference.problems(references, "controller.reference")
 
     def expression(self, t, measured, a):
         """(u, theta_d): the law's torques and the reference angles at the time ``t`` from the ``measured``
@@ -180,6 +196,11 @@ class PrescribedInputs:
     def parameters(self) -> dict[str, float]:
         """The motion's numbers (``motion.w0``)."""
         return {f"motion.{name}": value for name, value in self.motion.parameters.items()}
+
+    def problems(self, values: dict) -> list[str]:
+        """What is wrong with new ``values`` of :attr:`parameters` (by name), as the ``[motion]`` table's keys
+        check them."""
+        return self.motion.problems({name.removeprefix("motion."): value for name, value in values.items()}, "motion")
 
     def expression(self, t, measured, a):
         """(u, None) at the time ``t`` (a CasADi expression) with the motion's parameters ``a``; the motion

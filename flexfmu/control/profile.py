@@ -13,7 +13,7 @@ a sweep may vary a circle's frequency like a gain.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import casadi as ca
@@ -21,6 +21,7 @@ import numpy as np
 
 from flexfmu.codegen.buffered import BufferedFunction
 from flexfmu.errors import FlexfmuError
+from flexfmu.spec.checks import as_number
 
 
 class ProfileError(FlexfmuError, ValueError):
@@ -40,11 +41,18 @@ class Profile:
         in the order of a.
     what : str
         What it is, for messages (``the circle reference``).
+    sources : dict
+        Each parameter's key in the table it was made from (``center[1]`` -> ``center``).
+    keys : dict
+        The table's Key records by key name, when attached (:meth:`checked_by`): their bounds check new
+        values of the parameters.
     """
 
     function: ca.Function
     parameters: dict[str, float]
     what: str
+    sources: dict[str, str] = field(default_factory=dict)
+    keys: dict = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -73,6 +81,20 @@ class Profile:
                                f"workspace?)")
         return values
 
+    def checked_by(self, keys) -> Profile:
+        """This profile with the table's ``keys`` (Key records, :mod:`flexfmu.spec.keys`) attached."""
+        return replace(self, keys={key.name: key for key in keys})
+
+    def problems(self, values: dict, path: str) -> list[str]:
+        """What is wrong with new ``values`` of parameters (by name), as the table at ``path`` checks them: each
+        a number within the bounds of its key."""
+        problems: list[str] = []
+        for name, value in values.items():
+            key = self.keys.get(self.sources.get(name))
+            bounds = {"unit": key.unit, **key.bounds} if key is not None and key.type != "vector" else {}
+            as_number(problems, value, f"{path}.{name}", **bounds)
+        return problems
+
     def samples(self, time) -> np.ndarray:
         """The positions at every time of ``time``, one row each."""
         function = self.function.map(len(time))
@@ -96,19 +118,20 @@ def profile(values: dict, what: str, expression: Callable, derivatives: bool = T
         Whether the rate and acceleration follow by automatic differentiation of the position.
     """
     t = ca.SX.sym("t")
-    symbols, entries, numbers = {}, [], []
+    symbols, entries, numbers, sources = {}, [], [], {}
     for key, value in values.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            entries.append(ca.SX.sym(key))
-            symbols[key] = entries[-1]
+            parts = [ca.SX.sym(key)]
+            symbols[key] = parts[0]
             numbers.append(float(value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
             parts = [ca.SX.sym(f"{key}[{k + 1}]") for k in range(len(value))]
-            entries += parts
             symbols[key] = ca.vertcat(*parts)
             numbers += [float(v) for v in value]
         else:
-            symbols[key] = value
+            symbols[key], parts = value, []
+        entries += parts
+        sources |= {part.name(): key for part in parts}
     result = expression(t, symbols)
     if derivatives:
         position = ca.vertcat(result)
@@ -117,4 +140,4 @@ def profile(values: dict, what: str, expression: Callable, derivatives: bool = T
     a = ca.vertcat(*entries) if entries else ca.SX(0, 1)
     function = ca.Function("profile", [t, a], [ca.densify(ca.vertcat(entry)) for entry in result], ["t", "a"],
                            ["position", "rate", "acceleration"])
-    return Profile(function, dict(zip((e.name() for e in entries), numbers)), what)
+    return Profile(function, dict(zip((e.name() for e in entries), numbers)), what, sources)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flexfmu.control.profile import profile
+from flexfmu.control.profile import Profile, profile
 from flexfmu.control.references import (
     circle_angles,
     inverted_u_expression,
@@ -59,6 +59,11 @@ class ReferenceKind:
 
     def __post_init__(self):
         check_row("REFERENCES", self.name, self.keys, fits=self.fits, build=self.build)
+
+    def reference(self, values: dict, model) -> Profile:
+        """The reference of the checked table ``values`` for ``model``: :attr:`build`'s Profile with this row's
+        keys attached, whose bounds check new values of its parameters (a sweep's)."""
+        return self.build(values, model).checked_by(self.keys)
 
 
 def delta_dimensions(model):

@@ -14,21 +14,22 @@ from tqdm import tqdm
 
 
 class Progress:
-    """``progress(done, total)`` callable for one labelled run."""
+    """``progress(done, total)`` callable for one labelled run, counting ``unit`` (samples are ``step``, a
+    campaign's points ``point``)."""
 
-    def __init__(self, label: str, stream=None):
-        self.label, self.stream = label, stream or sys.stderr
+    def __init__(self, label: str, stream=None, unit: str = "step"):
+        self.label, self.stream, self.unit = label, stream or sys.stderr, unit
         self.bar, self.start, self.done = None, time.perf_counter(), 0
 
     def __call__(self, done: int, total: int) -> None:
         if self.stream.isatty():
             if self.bar is None:
-                self.bar = tqdm(total=total, desc=self.label, file=self.stream, leave=True, unit="step",
+                self.bar = tqdm(total=total, desc=self.label, file=self.stream, leave=True, unit=self.unit,
                                 dynamic_ncols=True)
             self.bar.update(done - self.done)
             if done >= total:
                 self.bar.close()
         elif done >= total:
-            print(f"{self.label}: {total} steps in {time.perf_counter() - self.start:.1f} s", file=self.stream,
+            print(f"{self.label}: {total} {self.unit}s in {time.perf_counter() - self.start:.1f} s", file=self.stream,
                   flush=True)
         self.done = done
