@@ -97,6 +97,11 @@ class Figure:
         return 2 if self.fold == "rms" else 1
 
 
+def term_figure(term: str) -> str:
+    """The output of the closed loop that holds the cost's ``term`` (:data:`flexfmu.control.cost.TERMS`), unweighted."""
+    return f"figure.{term}"
+
+
 class LoopSystem:
     """The closed loop of ``model`` under ``controller`` sampled every ``sample_step`` s.
 
@@ -219,7 +224,7 @@ class LoopSystem:
         model = self.model
         units = {"tracking": ("rad2.s", "tracking [rad^2 s]"), "vibration": ("m2.s", "vibration [m^2 s]"),
                  "effort": ("", "effort [N^2 m^2 s]")}
-        figures = [Figure(f"figure.{term}", *units[term], "sum") for term in TERMS
+        figures = [Figure(term_figure(term), *units[term], "sum") for term in TERMS
                    if term != "tracking" or self.closed]
         figures += [Figure(f"figure.peak.{s.name}", s.unit, f"largest {s.name} magnitude [{s.unit}]", "max")
                     for s in model.input_table]
@@ -247,7 +252,8 @@ class LoopSystem:
     def _sample_values(self, signals: dict, u, theta_d, p) -> list:
         """Each figure's value at one sample (before its window applies), in :attr:`figures` order."""
         T = self.sample_step
-        values = {"figure.vibration": T * ca.sumsqr(signals["deflections"]), "figure.effort": T * ca.sumsqr(u)}
+        values = {term_figure("vibration"): T * ca.sumsqr(signals["deflections"]),
+                  term_figure("effort"): T * ca.sumsqr(u)}
         for k, s in enumerate(self.model.input_table):
             values[f"figure.peak.{s.name}"] = ca.fabs(u[k])
         for k, name in enumerate(self.model.outputs_of(DEFLECTION)):
@@ -255,7 +261,8 @@ class LoopSystem:
         if self.closed:
             error = theta_d - signals["joints"]
             distance = ca.norm_2(signals["end_effector"] - self._desired_end_effector(theta_d))
-            values |= {"figure.tracking": T * ca.sumsqr(error), "figure.tracking_error.peak": ca.mmax(ca.fabs(error)),
+            values |= {term_figure("tracking"): T * ca.sumsqr(error),
+                       "figure.tracking_error.peak": ca.mmax(ca.fabs(error)),
                        "figure.tracking_error.settled_peak": ca.mmax(ca.fabs(error)),
                        "figure.tracking_error.settled_rms": ca.sumsqr(error),
                        "figure.path_distance.settled_peak": distance,
