@@ -203,10 +203,6 @@ class LoopSystem:
     def output_names(self) -> list[str]:
         return [s.name for s in self.output_table]
 
-    @property
-    def start_discrete(self) -> np.ndarray:
-        return np.array([state.start for state in self.discrete])
-
     # ------------------------------------------------------------------ figures
 
     @property
@@ -320,9 +316,11 @@ class LoopSystem:
                                                                         ("a", na), ("settle", 1)))
         t = d[0]
         # laws run on arms without prescribed joints, whose outputs do not depend on u
-        measured = self._signals(x, ca.SX.zeros(len(self.model.inputs)), p)["measured"]
-        u, theta_d = self.controller.expression(t, measured, a)
-        values = self._sample_values(self._signals(x, u, p), u, theta_d, p)
+        signals = self._signals(x, ca.SX.zeros(len(self.model.inputs)), p)
+        u, theta_d = self.controller.expression(t, signals["measured"], a)
+        if self.model.drives.prescribed:  # u places the prescribed joints: read the outputs again under it
+            signals = self._signals(x, u, p)
+        values = self._sample_values(signals, u, theta_d, p)
         states, figures = self._fold(d, values, t >= settle - 1e-9, t)
         theta_d = ca.SX(0, 1) if theta_d is None else theta_d
         return ca.Function("sample", [x, d, p, a, settle], [u, states, figures, theta_d],
@@ -380,12 +378,3 @@ class LoopSystem:
                                   [ca.jtimes(xdot, xs, dx), ca.jtimes(y, xs, dx)])
         return {"constants": constants, "step": step, "derivatives": derivatives, "outputs": outputs,
                 "directional": directional}
-
-    def parameter_vector(self, values: dict | None = None, settle_time: float = 0.0) -> np.ndarray:
-        """The loop's p: nominal plant parameters and the controller's own values, with ``values`` (by name)
-        replacing entries and ``settle_time`` (s) the figures' settle time."""
-        defaults = {row.name: row.value for row in self.parameter_table} | {SETTLE_TIME: float(settle_time)}
-        unknown = sorted(set(values or {}) - set(defaults))
-        if unknown:
-            raise KeyError(f"the closed loop has no parameter {', '.join(unknown)}")
-        return np.array([float((values or {}).get(name, value)) for name, value in defaults.items()])

@@ -95,11 +95,6 @@ class Profile:
             as_number(problems, value, f"{path}.{name}", **bounds)
         return problems
 
-    def samples(self, time) -> np.ndarray:
-        """The positions at every time of ``time``, one row each."""
-        function = self.function.map(len(time))
-        return np.array(function(np.asarray(time, float)[None, :], np.tile(self.values[:, None], len(time)))[0]).T
-
 
 def profile(values: dict, what: str, expression: Callable, derivatives: bool = True) -> Profile:
     """The Profile of ``expression`` with the numbers and number lists of ``values`` as its parameters.

@@ -157,11 +157,6 @@ class LoopRunner:
         causes = [text for text in errors if "rolled back" not in text]
         return "; ".join(causes or errors)
 
-    def close(self) -> None:
-        """Free the instance and its library."""
-        self.fmu.freeInstance()
-        self.fmu.freeLibrary()
-
 
 _RUNNERS: dict[str, LoopRunner] = {}
 
