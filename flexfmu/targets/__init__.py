@@ -34,12 +34,15 @@ class Target:
         The :class:`ExportSettings` fields it uses (the CLI refuses others).
     exporter : str
         ``"module:function"`` of its ``export(job) -> ExportReport``.
+    scenario : bool
+        Whether it compiles a scenario's closed loop (the job's ``scenario``, ``flexfmu export --scenario``).
     """
 
     name: str
     summary: str
     settings: frozenset[str]
     exporter: str
+    scenario: bool = False
 
     def export(self, job: ExportJob) -> ExportReport:
         """Run the exporter (imported on first use) on ``job``."""
@@ -74,8 +77,8 @@ TARGETS: dict[str, Target] = {target.name: target for target in (
                         "scenario's controller in one native instance, one fmi2DoStep per run, the run's figures "
                         "(cost terms, peaks, tracking, validity envelope) as outputs; gains, reference and motion "
                         "numbers are tunable parameters",
-           frozenset({"integrator", "internal_step", "stop_time", "platforms", "allow_unstable_step"}),
-           "flexfmu.targets.loop:export"),
+           frozenset({"integrator", "internal_step", "platforms", "allow_unstable_step"}),
+           "flexfmu.targets.loop:export", scenario=True),
     Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU; the Model's graph under the native "
                         "FMU's fixed-step scheme): a desktop cross-check that needs Python with flexfmu where it runs",
            frozenset({"integrator", "internal_step", "communication_step", "stop_time"}),
