@@ -137,11 +137,12 @@ def read_journal(folder: Path) -> dict[str, dict]:
 
 def run_batch(task: Callable, points: list[dict], *shared) -> list[dict]:
     """The rows of ``task`` run on each of ``points`` (with ``shared``), as :func:`guarded` makes them; on a
-    worker, first says on the campaign's event topic which task starts where (see :class:`LostWorkers`)."""
-    from dask.distributed import get_worker
+    worker, first says on the campaign's event topic which task starts where (see :class:`LostWorkers`), and
+    waits until the scheduler has it: a task that kills its worker must still be seen to have started."""
+    from dask.distributed import get_client, get_worker
 
     worker = get_worker()
-    worker.log_event(TOPIC, {"task": worker.get_current_task(), "worker": worker.address})
+    get_client().log_event(TOPIC, {"task": worker.get_current_task(), "worker": worker.address})
     return [guarded(task, point, *shared) for point in points]
 
 
@@ -155,8 +156,8 @@ def batches(items: list, workers: int, size: int | None = None) -> list[list]:
 class LostWorkers:
     """The workers a campaign lost, read from the starts of its tasks: every task says where it starts (on
     the scheduler's event topic :data:`TOPIC`), so a task that starts a second time was on a worker that
-    died. :meth:`poll` prints each lost worker on ``stream`` as it is found (reading the events at most every
-    ``every`` s)."""
+    died, running or holding its result. :meth:`poll` prints each lost worker on ``stream`` as it is found
+    (reading the events at most every ``every`` s)."""
 
     def __init__(self, client, stream=None, every: float = 2.0):
         self.client, self.every, self.stream = client, every, stream or sys.stderr

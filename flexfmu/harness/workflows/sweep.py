@@ -156,9 +156,11 @@ def check_points(model, controller, case, points: list[dict]) -> None:
     names = list(dict.fromkeys(name for point in points for name in point))
     unknown = [name for name in names if name not in case.names]
     if unknown:
-        gains = [name for name in case.aliases if name in controller.parameters]
+        gains = [alias for alias, name in case.aliases.items() if alias != name]  # a gain's bare name
+        own = gains + [name for alias, name in case.aliases.items() if alias == name and not name.startswith(
+            "controller.")]
         raise SweepError(f"cannot vary {', '.join(unknown)}: not a parameter of arm {model.arm.name!r} nor of the "
-                         f"scenario's controller (its parameters: {', '.join(gains) or 'none'}; the arm's: "
+                         f"scenario's controller (its parameters: {', '.join(own) or 'none'}; the arm's: "
                          f"{', '.join(model.parameters)})")
     rows = {row.name: row for row in model.parameter_table}
 
@@ -235,9 +237,10 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
     from flexfmu.harness.running.loop_case import LoopCase
 
     model, scenario = _case(str(arm_file), str(scenario_file), duration)
-    fmu = loop_fmu(model.arm, scenario)
-    case = LoopCase.of(model, scenario, fmu)
+    case = LoopCase.of(model, scenario, Path())
     check_points(model, scenario.build_controller(model), case, points)
+    fmu = loop_fmu(model.arm, scenario)
+    case = case.at(fmu)
     names = list(dict.fromkeys(name for point in points for name in point))
     record = trajectory_names(model, scenario) if trajectories else ()
     setup = SweepSetup(case, FmuFile.of(fmu), record)

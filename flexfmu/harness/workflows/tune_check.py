@@ -275,8 +275,8 @@ def _multi_start(model, scenario, names, out, weights, integrator, max_iteration
     best = min(good, key=lambda row: row["fmu cost"])
     tried = [{"start": {name: row[name] for name in law.gains}, "tuned": {name: row.get(f"tuned.{name}") for name in
                                                                           law.gains},
-              "cost": row.get("cost"), "limits_kept": row.get("limits_kept"), "status": row["status"],
-              "error": row["error"]} for row in rows]
+              "cost": row.get("cost"), "fmu_cost": row.get("fmu cost"), "limits_kept": row.get("limits_kept"),
+              "status": row["status"], "error": row["error"]} for row in rows]
     tuned = {name: best[f"tuned.{name}"] for name in law.gains}
     return TuningResult(list(names), {name: best[name] for name in law.gains}, tuned, float("nan"), best["cost"],
                         f"best of {starts} starts", [best["cost"]], 0), tried
