@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flexfmu.control.loop_system import ENVELOPE_LEFT
+from flexfmu.control.run_figures import ENVELOPE_LEFT
 from flexfmu.data import resolve_arm, resolve_scenario
 from flexfmu.harness.campaigns.campaign import JOURNAL, RETRIED, CampaignSettings, read_journal, run_campaign
 from flexfmu.harness.running.loop_case import WARNINGS

@@ -18,7 +18,7 @@ from fmpy.validation import validate_fmu
 
 import flexfmu
 from flexfmu.control.cost import cost_signals, cost_terms, end_effector
-from flexfmu.control.loop_system import ENVELOPE_LEFT
+from flexfmu.control.run_figures import ENVELOPE_LEFT
 from flexfmu.control.scenario import load_scenario
 from flexfmu.harness.reports.envelope import envelope_outputs
 from flexfmu.harness.reports.figures import scenario_figures

@@ -28,8 +28,6 @@ import numpy as np
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, PLATFORM_POSITION, TIP_POSITION
 from flexfmu.errors import FlexfmuError
 
-TRANSIENT_S = 2.0  # the start transient of a run, s (half the run when that is shorter): figures after it
-
 
 class CostError(FlexfmuError, ValueError):
     """A cost file that cannot be used; the message names the field."""
@@ -91,12 +89,6 @@ def end_effector(model) -> list[str]:
     """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y), a Delta robot's
     platform centre (x, y, z)."""
     return model.outputs_of(TIP_POSITION)[:2] or model.outputs_of(PLATFORM_POSITION)
-
-
-def settle_time(duration: float) -> float:
-    """When a run of ``duration`` s counts as settled: after the start transient, :data:`TRANSIENT_S` or half
-    the run when that is shorter (s)."""
-    return min(TRANSIENT_S, 0.5 * float(duration))
 
 
 TERMS = ("tracking", "vibration", "effort")

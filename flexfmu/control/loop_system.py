@@ -39,16 +39,14 @@ import numpy as np
 
 from flexfmu.control.closed_loop import plant_step_size
 from flexfmu.control.cost import TERMS, end_effector
+from flexfmu.control.run_figures import ENVELOPE_LEFT, SETTLE_TIME, Figure, term_figure
 from flexfmu.control.laws import rigid_selection
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, Parameter, Signal
 from flexfmu.integrate import step_function
 
 CLOCK = "loop.clock"
-SETTLE_TIME = "figures.settle_time"
 FIGURE = "figure"  # the output group of the figures
 APPLIED, REFERENCE = "applied_input", "reference_angle"  # output groups of the applied inputs and the reference
-FOLDS = ("sum", "max", "rms", "first")
-ENVELOPE_LEFT = "envelope: left at [s]"  # the label of the time a run first left the validity envelope
 
 
 @dataclass(frozen=True)
@@ -59,47 +57,6 @@ class DiscreteState:
     unit: str
     description: str
     start: float
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure of a run, an output of the closed loop.
-
-    Attributes
-    ----------
-    name : str
-        The output's name (``figure.tracking``).
-    unit : str
-    label : str
-        The column it fills in a sweep's table (as :func:`flexfmu.harness.reports.figures.scenario_figures` and
-        :func:`flexfmu.control.cost.cost_terms` name it); ``{settled}`` stands for "t >= <settle time> s".
-    fold : str
-        How the samples' values make the figure (:data:`FOLDS`): their sum, their largest, the root of the
-        mean of their squares (over ``count`` entries a sample), or the first time a sample is beyond 0
-        (-1 until then).
-    settled : bool
-        Only the samples after the start transient count.
-    count : int
-        For ``rms``: how many entries each sample's value sums.
-    """
-
-    name: str
-    unit: str
-    label: str
-    fold: str
-    settled: bool = False
-    count: int = 1
-
-    @property
-    def states(self) -> int:
-        """How many discrete states it needs: the running sum of squares and the number of entries for
-        ``rms``, one otherwise."""
-        return 2 if self.fold == "rms" else 1
-
-
-def term_figure(term: str) -> str:
-    """The output of the closed loop that holds the cost's ``term`` (:data:`flexfmu.control.cost.TERMS`), unweighted."""
-    return f"figure.{term}"
 
 
 class LoopSystem:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexfmu.control.cost import end_effector, settle_time
+from flexfmu.control.cost import end_effector
+from flexfmu.control.run_figures import settle_time
 from flexfmu.control.laws import rigid_selection
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
 
 
 def settled(time: np.ndarray) -> np.ndarray:
-    """Mask of the samples of ``time`` after the start transient (:func:`flexfmu.control.cost.settle_time`)."""
+    """Mask of the samples of ``time`` after the start transient (:func:`flexfmu.control.run_figures.settle_time`)."""
     return time >= settle_time(time[-1]) - 1e-9
 
 

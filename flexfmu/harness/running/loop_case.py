@@ -23,8 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexfmu.control.cost import settle_time
-from flexfmu.control.loop_system import SETTLE_TIME, Figure
+from flexfmu.control.run_figures import SETTLE_TIME, Figure, settle_time
 from flexfmu.harness.running.loop_runner import LoopRun, loop_runner
 from flexfmu.harness.running.result import Result
 

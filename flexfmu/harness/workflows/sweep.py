@@ -261,8 +261,8 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
 
 def envelope_warnings(rows: list[dict], names: list[str]) -> list[str]:
     """One line per row of ``rows`` whose run left the validity envelope, naming its point by the swept
-    ``names`` and saying when (the column :data:`flexfmu.control.loop_system.ENVELOPE_LEFT`)."""
-    from flexfmu.control.loop_system import ENVELOPE_LEFT
+    ``names`` and saying when (the column :data:`flexfmu.control.run_figures.ENVELOPE_LEFT`)."""
+    from flexfmu.control.run_figures import ENVELOPE_LEFT
 
     return [f"{', '.join(f'{name}={row[name]:g}' for name in names)}: left the validity envelope at "
             f"t = {row[ENVELOPE_LEFT]:.4g} s" for row in rows if row.get(ENVELOPE_LEFT) is not None]

@@ -27,7 +27,7 @@ import numpy as np
 
 from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.cost import TERMS, CostWeights, cost_terms, weight_vector
-from flexfmu.control.loop_system import term_figure
+from flexfmu.control.run_figures import term_figure
 from flexfmu.control.tuning import TuningError, tune
 from flexfmu.dynamics.metadata import JOINT_ANGLE
 from flexfmu.harness.reports.plots import plot_before_after
