@@ -69,7 +69,8 @@ def points(count: int, seed: int = 0) -> list[dict]:
 def python_loop(model, scenario, point: dict) -> dict:
     """The figures of ``point`` through the plant FMU stepped from Python (the independent check)."""
     controller = scenario.build_controller(model, {"kp": point["kp"]})
-    start = dict(scenario.initial) | {"payload.mass": point["payload.mass"]}
+    varied = {"payload.mass": point["payload.mass"]}
+    start = scenario.start_values(model, model.parameter_vector(varied)) | varied
     record = list(dict.fromkeys([*cost_signals(model), *end_effector(model), *envelope_outputs(model)]))
     result = run_fmu(native_fmu(model.arm), model, controller, scenario.grid(), start, "cs", record)
     reference = scenario.reference(model)
@@ -79,6 +80,7 @@ def python_loop(model, scenario, point: dict) -> dict:
 def per_point(case: LoopCase, model, scenario, count: int, python_count: int) -> dict:
     """Median time per point of the compiled and the Python loop, and the largest figure difference."""
     sample = points(count)
+    case = case.holding(model, scenario, sample)  # each point's equilibrium, solved here as a sweep does
     case.row(sample[0])  # unpack and instantiate once, as a worker does
     compiled = []
     for point in sample:
@@ -99,9 +101,12 @@ def per_point(case: LoopCase, model, scenario, count: int, python_count: int) ->
             "largest_relative_difference_of_figures": worst}
 
 
-def scaling(setup: SweepSetup, count: int, workers: int) -> dict:
-    """Wall time and throughput of ``count`` points on a fresh local cluster of ``workers``."""
+def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dict:
+    """Wall time and throughput of ``count`` points on a fresh local cluster of ``workers`` (their start values
+    solved beforehand, as a sweep does)."""
     arrivals = []
+    sample = points(count, seed=workers)
+    setup = dataclasses.replace(setup, case=setup.case.holding(model, scenario, sample))
 
     def keep(key, row):
         arrivals.append(time.perf_counter())
@@ -109,7 +114,7 @@ def scaling(setup: SweepSetup, count: int, workers: int) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-campaign-") as tmp:
         began = time.perf_counter()
-        rows = run_campaign(points(count, seed=workers), sweep_task, Path(tmp), CampaignSettings(workers=workers),
+        rows = run_campaign(sample, sweep_task, Path(tmp), CampaignSettings(workers=workers),
                             f"{workers} worker(s)", (setup,), keep=keep)
         wall = time.perf_counter() - began
     first = arrivals[0]
@@ -168,7 +173,7 @@ def main() -> int:
           flush=True)
 
     setup = SweepSetup(case, FmuFile.of(fmu))
-    runs = [scaling(setup, args.scaling_points, workers) for workers in (1, 2)]
+    runs = [scaling(setup, model, scenario, args.scaling_points, workers) for workers in (1, 2)]
     for run in runs:
         print(f"{run['workers']} worker(s): {run['points']} points ({run['ok']} ok) in {run['wall_s']:.1f} s "
               f"({run['points_per_s_wall']:.1f} points/s with the cluster's start; first row after "

@@ -45,6 +45,12 @@ def test_two_workers_give_the_serial_numbers_bit_for_bit(serial_and_parallel):
         assert all(a[key] == b[key] for key in figures), (a, b)
     ok = [row for row in serial if row["status"] == "ok"]
     assert len(ok) == 2 and all(np.isfinite(row["tracking [rad^2 s]"]) for row in ok)
+    # the validity envelope, computed where the point ran: without payload pd_circle's first 0.3 s stay
+    # inside it (0.86 of the link-2 limit); with 0.3 kg the start's transient leaves it (at 0.205 s, 1.03 times)
+    assert all((row["envelope.left_at_s"] is None) == (0 < row["envelope.peak_fraction"] <= 1) for row in ok)
+    unloaded, loaded = ok
+    assert unloaded["envelope.left_at_s"] is None and 0.5 < unloaded["envelope.peak_fraction"] < 1
+    assert 0 < loaded["envelope.left_at_s"] < 0.3 and loaded["envelope.peak_fraction"] > 1
     # a heavier payload changes the run: the numbers are the points' own
     assert ok[0]["tracking [rad^2 s]"] != ok[1]["tracking [rad^2 s]"]
 
@@ -211,3 +217,55 @@ def test_crosscheck_on_workers_reports_what_the_serial_crosscheck_reports(tmp_pa
             [(c["first"], c["second"], c["output"], c["max_abs"]) for c in b["comparisons"]]
         assert a["figures"] == b["figures"]
     assert serial["passed"] and parallel["passed"]
+
+
+def test_sweep_warnings_name_the_points_that_left_the_validity_envelope():
+    from flexfmu.harness.reports.envelope import envelope_columns
+    from flexfmu.harness.workflows.sweep import envelope_warnings
+
+    summary = {"limits": {"q": 0.1}, "runs": {"point": {"left_at": 0.25, "peak_fraction": {"q": 1.5}}}}
+    assert envelope_columns(summary, "point") == {"envelope.left_at_s": 0.25, "envelope.peak_fraction": 1.5}
+    assert envelope_columns(None, "point") == {"envelope.left_at_s": None, "envelope.peak_fraction": None}
+    rows = [{"status": "ok", "kp": 50.0, "payload.mass": 0.3, "envelope.left_at_s": 0.25, "envelope.peak_fraction": 1.5},
+            {"status": "ok", "kp": 125.0, "payload.mass": 0.3, "envelope.left_at_s": None,
+             "envelope.peak_fraction": 0.5},
+            {"status": "failed", "kp": 200.0, "payload.mass": 0.3}]
+    lines = envelope_warnings(rows, ["kp", "payload.mass"])
+    assert lines == ["kp=50, payload.mass=0.3: left the validity envelope at t = 0.25 s, largest 1.5 times its limit"]
+    assert envelope_warnings(rows[1:], ["kp"]) == []
+
+
+def test_an_interrupted_sweep_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    from flexfmu.cli import main
+    from flexfmu.harness.workflows import sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_sweep", interrupted)
+    out = tmp_path / "sweep"
+    assert main(["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kp=100,125", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"the points done so far are kept in {out}/journal.jsonl: run the same command again to resume" in err
+
+
+def test_the_sweep_summary_colours_each_panel_by_the_other_swept_name(tmp_path, monkeypatch):
+    """A two-way sweep reads as a family of curves: the panels against the first name are coloured by the
+    second, those against the second by the first, each with a colour bar naming it."""
+    import matplotlib.figure
+
+    from flexfmu.harness.workflows.sweep import plot_summary
+
+    drawn = []
+    saved = matplotlib.figure.Figure.savefig
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: (drawn.append(fig), saved(fig, *a, **k)))
+    rows = [{"status": "ok", "kp": kp, "payload.mass": mass, "tracking": kp * (1 + mass)}
+            for kp in (50.0, 100.0, 150.0) for mass in (0.0, 0.3)]
+    plot_summary(rows, ["kp", "payload.mass"], tmp_path / "summary.png", "sweep")
+    assert (tmp_path / "summary.png").stat().st_size > 1000
+    panels = {ax.get_xlabel(): ax for ax in drawn[0].axes if ax.get_xlabel() in ("kp", "payload.mass")}
+    by_kp, by_mass = (panels[name].collections[0].get_array() for name in ("kp", "payload.mass"))
+    assert by_kp.tolist() == [row["payload.mass"] for row in rows]
+    assert by_mass.tolist() == [row["kp"] for row in rows]
+    bars = sorted(ax.get_ylabel() for ax in drawn[0].axes if ax.get_xlabel() not in ("kp", "payload.mass"))
+    assert bars == ["kp", "payload.mass"]

@@ -1,5 +1,6 @@
-"""The Delta robot's native FMU (FMI 2.0 CS + ME): complete and valid, starts at the home pose, and follows
-the CVODES reference under the motor torques."""
+"""The Delta robot's native FMU (FMI 2.0 CS + ME): complete and valid, starts at rest at the home pose, and
+follows the CVODES reference under the motor torques (model exchange to 1e-7; co-simulation, the
+Rosenbrock step at the 1 ms communication step, within its integration error)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,12 @@ def test_the_delta_fmu_is_valid_and_starts_at_home(delta):
     arm = model.arm
     dims = Dimensions(arm.base_radius, arm.platform_radius, arm.upper.length, arm.lower.length)
     np.testing.assert_allclose(DeltaKinematics(dims).forward(theta), arm.home, atol=1e-12)
-    assert report.internal_step * report.omega_max <= 0.3
+    # a stiff arm (axial modes near 17,000 rad/s): the Rosenbrock step at the communication step by default
+    assert report.integrator == "rosenbrock" and report.internal_step == pytest.approx(1e-3)
+    # the motors' start values hold the sagging robot at rest
+    torques = [float(names[f"tau[{i}]"].start) for i in (1, 2, 3)]
+    np.testing.assert_allclose(torques, model.start_inputs, rtol=1e-15)
+    assert min(torques) > 1.0
 
 
 @pytest.mark.parametrize("interface", ["cs", pytest.param("me", marks=pytest.mark.slow)])
@@ -57,8 +63,12 @@ def test_the_delta_fmu_follows_the_reference(delta, interface):
     grid = np.linspace(0.0, DURATION, int(round(DURATION / 1e-3)) + 1)
     record = ["platform.x", "platform.y", "platform.z", "deviation.z", "platform.pitch", "joint[1].angle"]
     fmu = run_fmu(report.path, model, held, grid, {}, interface, record)
+    # model exchange integrates the FMU's exact dynamics (FMPy's CVode); co-simulation takes one Rosenbrock
+    # step a millisecond through the torque steps, whose transient it follows to about 3e-6 m and 2e-5 rad
+    # (measured; 1e-3 of the links' 25 mm static sag)
+    tolerance = 1e-7 if interface == "me" else 3e-5
     for name in record:
         error = np.abs(fmu[name] - reference[name]).max()
-        assert error < 1e-7, f"{name}: {error:.3g}"
+        assert error < tolerance, f"{name}: {error:.3g}"
     assert np.ptp(reference["platform.x"]) > 5e-5  # the platform really moved (geared motors: 0.08 mm)
     assert np.ptp(reference["deviation.z"]) > 1e-5  # and the links really deformed

@@ -64,6 +64,26 @@ def test_runs_of_one_fixed_step_scheme_are_held_to_round_off():
     assert torque.tolerance == pytest.approx(1e-8 * (2 + np.sin(1.0))) and torque.passed  # inverse dynamics: x100
 
 
+def test_a_reduced_models_reference_meets_only_the_full_reference_at_one_percent_of_the_range():
+    """Issue 21: the unreduced arm's reference measures the reduction alone: compared with the reduced Model's
+    reference only, and held to 1 % of the signal's range, whatever the scenario's tolerance."""
+    t = np.linspace(0, 1, 101)
+    path = np.sin(2 * np.pi * t)  # range 2
+    reference = Result(t, ["s"], ["m"], path[:, None])
+    fmu = Result(t, ["s"], ["m"], (path + 1e-7)[:, None])
+    full_close = Result(t, ["s"], ["m"], (path + 0.019 * t)[:, None])
+    only = {"full-reference": (("reference",), "reduction")}
+    rows = compare_runs({"reference": reference, "full-reference": full_close, "native-cs": fmu}, [("s", 1e-6)],
+                        only=only)
+    assert [(r.first, r.second, r.bound) for r in rows] == [("reference", "full-reference", "reduction"),
+                                                            ("reference", "native-cs", "scenario")]
+    assert rows[0].tolerance == pytest.approx(0.02) and rows[0].passed
+    full_far = Result(t, ["s"], ["m"], (path + 0.021 * t)[:, None])
+    (far, _) = compare_runs({"reference": reference, "full-reference": full_far, "native-cs": fmu}, [("s", 1e-6)],
+                            only=only)
+    assert not far.passed
+
+
 def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     arm = flexfmu.load_arm(SUBUDHI)
     heavier = dataclasses.replace(arm, links=tuple(

@@ -18,12 +18,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "flexfmu"
 
 # lowest first; a module may import layers at its own floor or below
 LAYERS = {
-    "errors": 0, "data": 0,
+    "errors": 0, "codegen": 0, "data": 0,
     "spec": 1,
     "modes": 2,
     "dynamics": 3,
     "integrate": 4,
-    "codegen": 4,
     "control": 5,
     "kinds": 6,
     "targets": 7,

@@ -44,7 +44,8 @@ def python_loop(model, scenario, point: dict, record=()):
     """(figures, Result) of ``point`` (parameters and gains by name) through the plant FMU stepped from Python."""
     gains = {name: value for name, value in point.items() if name not in model.parameters}
     controller = scenario.build_controller(model, gains)
-    start = dict(scenario.initial) | {name: value for name, value in point.items() if name in model.parameters}
+    varied = {name: value for name, value in point.items() if name in model.parameters}
+    start = scenario.start_values(model, model.parameter_vector(varied)) | varied  # at rest under the point's
     names = list(dict.fromkeys([*cost_signals(model), *end_effector(model), *envelope_outputs(model), *record]))
     result = run_fmu(native_fmu(model.arm), model, controller, scenario.grid(), start, "cs", names)
     reference = scenario.reference(model)
@@ -54,7 +55,7 @@ def python_loop(model, scenario, point: dict, record=()):
 @pytest.mark.parametrize("point", [{}, {"kp": 90.0, "kd": 30.0, "payload.mass": 0.3}])
 def test_the_compiled_loop_gives_the_python_loops_figures_to_round_off(pd_circle, point):
     model, scenario, case = pd_circle
-    compiled = case.row(point)
+    compiled = case.holding(model, scenario, [point]).row(point)
     expected, result = python_loop(model, scenario, point)
     assert set(expected) <= set(compiled)
     for name, value in expected.items():
@@ -81,7 +82,8 @@ def test_the_samples_of_a_point_are_the_python_loops_to_round_off(pd_circle):
 
 
 def test_points_reuse_one_instance_and_each_starts_afresh(pd_circle):
-    _, _, case = pd_circle
+    model, scenario, case = pd_circle
+    case = case.holding(model, scenario, [{"payload.mass": 0.2}])
     first = case.row({"kp": 100.0})
     other = case.row({"kp": 150.0, "payload.mass": 0.2})
     assert case.row({"kp": 100.0}) == first != other
@@ -101,7 +103,7 @@ def test_a_diverging_point_fails_in_the_fmus_words_and_the_next_point_runs(pd_ci
 def test_leaving_the_validity_envelope_is_a_figure_and_the_fmus_warning(pd_circle):
     model, scenario, case = pd_circle
     point = {"envelope.link_deflection": 0.02}
-    compiled = case.row(point)
+    compiled = case.holding(model, scenario, [point]).row(point)
     _, result = python_loop(model, scenario, point)
     assert compiled[ENVELOPE_LEFT] == pytest.approx(left_at(model, result, 0.02), abs=1e-9)
     assert "beyond the validity envelope" in compiled[WARNINGS]
@@ -137,7 +139,7 @@ def test_the_export_command_writes_a_scenarios_loop_that_holds_its_torques_as_py
     names = [name for name, _ in scenario.compared(model)] + list(model.inputs)
     compiled = LoopCase.of(model, scenario, path).trajectory({}, names)
     expected = run_fmu(native_fmu(model.arm), model, scenario.build_controller(model), scenario.grid(),
-                       scenario.initial, "cs", names)
+                       scenario.start_values(model), "cs", names)
     for name in names:
         np.testing.assert_allclose(compiled[name], expected[name], rtol=0, atol=1e-12 * np.abs(expected[name]).max())
     assert set(np.round(compiled["tau[1]"], 12)) == {0.2, -0.2, 0.0}

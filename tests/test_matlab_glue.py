@@ -83,7 +83,7 @@ def test_octave_stepping_the_mex_reproduces_the_fmu_trajectory(built, tmp_path):
     payload = list(model.parameters).index("payload.mass") + 1
     script = f"""
         info = {ARM}_mex('info'); p = info.parameter_nominal; p({payload}) = 0.35;
-        x = zeros(info.nx, 1); rows = zeros(2000, info.nx + info.ny);
+        x = info.state_start; rows = zeros(2000, info.nx + info.ny);
         for k = 0:1999
           t = k * 1e-3; u = zeros(info.nu, 1);
           for j = 1:info.nu

@@ -25,7 +25,8 @@ SETTING_FLAGS = (("interface", "--interface", "interface"), ("integrator", "--in
                  ("step", "--step", "internal_step"), ("communication_step", "--communication-step",
                                                        "communication_step"),
                  ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"),
-                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"))
+                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"),
+                 ("realtime_budget", "--realtime-budget", "realtime_budget"))
 
 
 def add_parser(sub) -> None:
@@ -40,8 +41,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--backend", choices=("native", "pythonfmu"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--interface", choices=("cs", "me", "both"), default=None,
                         help="co-simulation, model exchange or both in one FMU (default: both)")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default=None,
-                        help="fixed-step co-simulation integrator (default: rk4)")
+    parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default=None,
+                        help="fixed-step co-simulation integrator (default: rk4, or rosenbrock for a stiff arm)")
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,
@@ -57,6 +58,10 @@ def add_parser(sub) -> None:
     parser.add_argument("--allow-unstable-step", action="store_true", default=None,
                         help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
                              "(refused otherwise; the model description records it)")
+    parser.add_argument("--realtime-budget", type=float, default=None, metavar="FRACTION",
+                        help="refuse the export when the compiled doStep, timed on this machine, costs more than "
+                             "FRACTION of the communication step (median of many steps; e.g. 0.1 for 10 times "
+                             "faster than real time); the cost is timed and recorded either way")
     parser.set_defaults(run=run)
 
 
@@ -113,11 +118,13 @@ def run(args) -> int:
         details.append(settings.interface)
     if report.internal_step is not None:
         details += [f"{report.integrator}, internal step {report.internal_step:.6g} s",
-                    f"highest frequency {report.omega_max:.1f} rad/s"]
+                    f"highest frequency {report.omega_max:.1f} rad/s of the dynamics as integrated, at the start pose"]
     timing = f" (codegen {report.codegen_s:.2f} s, compile {report.compile_s:.2f} s)" if report.compile_s else ""
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")
     if report.platforms:
         print(f"binaries: {', '.join(report.platforms)}")
+    if report.timing is not None:
+        print(f"step cost: {report.timing.text()}")
     for platform, why in report.skipped_platforms.items():
         print(f"skipped {platform}: {why}")
     return 0

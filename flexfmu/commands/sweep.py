@@ -10,10 +10,13 @@ per point: values, status, the FMU's error, the figures, the validity
 envelope, the FMU's warnings) and ``summary.png``; ``--trajectories`` also
 writes each point's samples. Names the points that left the validity
 envelope, failed, or were retried after a lost worker. Rerunning the
-command skips the points already done. Exits 1 if a point failed.
+command skips the points already done; interrupted, it says so. Exits 1 if
+a point failed.
 """
 
 from __future__ import annotations
+
+import sys
 
 from flexfmu.commands._common import UsageError, add_arm, add_campaign, add_out, campaign_settings, positive
 
@@ -73,8 +76,13 @@ def run(args) -> int:
     if args.samples:
         draws = sample_points(args.distributions, args.samples, args.seed)
         points = [grid | draw for grid in points for draw in draws]
-    rows = run_sweep(resolve_arm(args.arm), resolve_scenario(args.scenario), points, args.out,
-                     campaign_settings(args), duration, args.trajectories)
+    try:
+        rows = run_sweep(resolve_arm(args.arm), resolve_scenario(args.scenario), points, args.out,
+                         campaign_settings(args), duration, args.trajectories)
+    except KeyboardInterrupt:
+        print(f"the points done so far are kept in {args.out}/journal.jsonl: run the same command again to resume "
+              "(it skips them)", file=sys.stderr)
+        raise
     names = list(points[0])
     failed = [row for row in rows if row["status"] != "ok"]
     _show("left the validity envelope", envelope_warnings(rows, names))

@@ -19,17 +19,25 @@ expanded sample) and differentiated only with respect to state and gains, not
 the plant's parameters. Measured on the two-link arm of paper 004 this costs
 about four forward runs, where CasADi's generic reverse mode through the
 mapaccum costs 7 to 10 (benchmarks/gradient.py).
+
+Its stability is measured on the same sample map, linearised: at rest at
+poses along the reference (the rigid configuration of the desired angles,
+links straight, the reference held there), the eigenvalues of dx_k+1/dx_k
+give each pose's slowest decay rate, -ln(largest |eigenvalue|) / T
+(:meth:`ClosedLoop.decay_rate`). A loop without position feedback has an
+eigenvalue 1 there (rate 0); an unstable one a negative rate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import casadi as ca
 import numpy as np
 
 from flexfmu.control.cost import TERMS, CostWeights, cost_signals, stage_terms, unit_weights, weight_vector
-from flexfmu.control.laws import ControlLaw
+from flexfmu.control.laws import ControlLaw, rigid_selection
 from flexfmu.integrate import default_internal_step, highest_frequency, step_function
 
 
@@ -110,6 +118,7 @@ class ClosedLoop:
         self.references = np.array([np.concatenate(reference(t)) for t in self.time]).T
         self.weights = weights
         sample = self._sample_function(step_function(self._dynamics, integrator), substeps)
+        self._sample = sample
         self._run, self._gradient = self._run_functions(sample, len(self.time))
         x0s, R, g, pc = (ca.MX.sym(name, self._run.size_in(k)) for k, name in enumerate(("x0", "R", "gains", "pc")))
         self.run_function = ca.Function("closed_loop", [x0s, R, g, pc],
@@ -158,6 +167,44 @@ class ClosedLoop:
                         ca.repmat(gains, 1, count), ca.repmat(pc, 1, count), ca.repmat(w, 1, count))
         gradient = ca.Function("closed_loop_gradient", [x0, R, gains, pc, w], [ca.sum2(L), sweep[nx:, -1]])
         return run, gradient
+
+    @cached_property
+    def _sample_jacobian(self) -> ca.Function:
+        """(x, r, gains, pc) -> dx_k+1/dx_k of one sample."""
+        sample = self._sample
+        x, r, g, pc, w = (ca.SX.sym(name, sample.size1_in(k)) for k, name in enumerate("xrgpw"))
+        return ca.Function("sample_jacobian", [x, r, g, pc], [ca.jacobian(sample(x, r, g, pc, w)[0], x)])
+
+    def decay_rate(self, gains, poses: int = 21, p=None) -> float:
+        """The slowest decay rate (1/s) of the sampled loop with ``gains``, linearised at rest at ``poses``
+        poses evenly spread over the reference: at each, the arm at the desired joint angles (rotors with
+        their joints, links straight, at rest) with the reference held there, -ln(largest |eigenvalue| of
+        dx_k+1/dx_k) / T; the smallest over the poses. Positive: every mode decays at least that fast;
+        0: a mode that does not decay (no position feedback); negative: unstable. It is the margin of the
+        loop as the FMU runs it, so it linearises the Model's own dynamics (no geometric stiffness of a load
+        that they leave out) at these poses, not about the sag under gravity.
+
+        Parameters
+        ----------
+        gains : array
+            The law's gains, in its gain order.
+        poses : int
+            How many poses along the reference.
+        p : array, optional
+            Plant parameters (nominal when None).
+        """
+        nj, S = len(self.model.inputs), rigid_selection(self.model)
+        pc, gains = self.parameters_with_constants(p), np.asarray(gains, float)
+        slowest = np.inf
+        for k in np.unique(np.linspace(0, len(self.time) - 1, poses).round().astype(int)):
+            theta = self.references[:nj, k]
+            x = np.concatenate([S @ theta, np.zeros(S.shape[0])])
+            r = np.concatenate([theta, np.zeros(2 * nj)])
+            A = np.array(self._sample_jacobian(x, r, gains, pc))
+            if not np.all(np.isfinite(A)):
+                return -np.inf
+            slowest = min(slowest, -np.log(max(np.max(np.abs(np.linalg.eigvals(A))), 1e-300)) / self.sample_step)
+        return float(slowest)
 
     def parameters_with_constants(self, p=None) -> np.ndarray:
         """pc = [p; c(p)] for the plant parameters ``p`` (the model's nominal ones when None), c(p) the

@@ -14,21 +14,29 @@ of the sample time, its measurements and its parameters (``parameters``:
 gains, a reference's or a motion's numbers, by the names the closed-loop FMU
 gives them), which the closed-loop FMU compiles
 (``flexfmu.control.loop_system``).
+
+What a scenario's ``[controller]`` may name is the table :data:`CONTROLLERS`:
+held torques (``held``, open loop) and every control law of
+:data:`flexfmu.control.laws.LAWS` (closed loop, following the scenario's
+``[controller.reference]``), each with the keys its table takes.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import casadi as ca
 import numpy as np
 
-from flexfmu.control.laws import ControlLaw
+from flexfmu.control.laws import LAWS, ControlLaw, LawKind
 from flexfmu.dynamics import metadata as md
 from flexfmu.errors import InputError
+from flexfmu.spec.keys import Key
 
 
 @dataclass
@@ -207,3 +215,50 @@ class PrescribedInputs:
         must be a Profile (``flexfmu.control.profile``); ``measured`` is not read (the motion is open loop)."""
         torques, _ = self.torques.expression(t, measured, a)
         return ca.vertcat(*self._inputs(self.motion.function(t, a), torques)), None
+
+
+@dataclass(frozen=True)
+class ControllerKind:
+    """One kind of controller a scenario's ``[controller]`` table may name.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind``.
+    summary : str
+        One line for docs and messages.
+    keys : tuple of Key
+        The other keys of the table (``reference`` aside).
+    gains : tuple of str
+        Which keys are gains (overridable per run, tunable).
+    follows_reference : bool
+        Whether it closes the loop on a ``[controller.reference]`` (a control law) or holds given torques.
+    fits : callable
+        (model, values) -> None when it can drive the arm of ``model`` with the checked ``values``, else why not.
+    """
+
+    name: str
+    summary: str
+    keys: tuple[Key, ...]
+    gains: tuple[str, ...]
+    follows_reference: bool
+    fits: Callable
+
+
+def _law_fits(law: LawKind, model, values) -> str | None:
+    prescribed = model.inputs_of(md.PRESCRIBED_ANGLE)
+    if prescribed:
+        return (f"control laws drive joint torques; arm {model.arm.name!r} has prescribed joints "
+                f"({', '.join(prescribed)}): use controller.kind = \"held\"")
+    return law.fits(model, values)
+
+
+HELD = ControllerKind(
+    "held", "switched joint torques, each held until the next switch (open loop)",
+    (Key("switches", "schedule", "[time, [torque per joint]] pairs, each held until the next", "N.m",
+         per_joint=True),),
+    (), False, lambda model, values: None)
+
+CONTROLLERS: dict[str, ControllerKind] = {row.name: row for row in (HELD, *(
+    ControllerKind(law.name, law.summary, law.keys, law.gains, True, partial(_law_fits, law))
+    for law in LAWS.values()))}

@@ -86,9 +86,9 @@ def cost_signals(model) -> list[str]:
 
 
 def end_effector(model) -> list[str]:
-    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y), a Delta robot's
-    platform centre (x, y, z)."""
-    return model.outputs_of(TIP_POSITION)[:2] or model.outputs_of(PLATFORM_POSITION)
+    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y; and z in space), a Delta
+    robot's platform centre (x, y, z)."""
+    return model.outputs_of(TIP_POSITION) or model.outputs_of(PLATFORM_POSITION)
 
 
 TERMS = ("tracking", "vibration", "effort")

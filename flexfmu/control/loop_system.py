@@ -116,6 +116,16 @@ class LoopSystem:
         return self.start
 
     @property
+    def start_inputs(self) -> np.ndarray:
+        """None: the loop is closed (its controller applies the inputs)."""
+        return np.zeros(0)
+
+    @property
+    def reduction(self):
+        """How the plant's flexible bodies were reduced (the Model's ReductionSummary, or None)."""
+        return self.model.reduction
+
+    @property
     def input_table(self) -> list[Signal]:
         """None: the loop is closed."""
         return []

@@ -46,6 +46,9 @@ class Profile:
     keys : dict
         The table's Key records by key name, when attached (:meth:`checked_by`): their bounds check new
         values of the parameters.
+    explain : callable, optional
+        t -> why the profile is not finite at the time t (a point out of reach), or None: the message of a
+        ProfileError.
     """
 
     function: ca.Function
@@ -53,6 +56,7 @@ class Profile:
     what: str
     sources: dict[str, str] = field(default_factory=dict)
     keys: dict = field(default_factory=dict)
+    explain: Callable | None = field(default=None, compare=False)
 
     @property
     def size(self) -> int:
@@ -77,9 +81,14 @@ class Profile:
         """
         values = self._numeric.results(float(t), self.values)
         if not all(np.all(np.isfinite(v)) for v in values):
-            raise ProfileError(f"{self.what} is not finite at t = {float(t):g} s (a path outside the arm's "
-                               f"workspace?)")
+            why = self.explain(float(t)) if self.explain is not None else None
+            raise ProfileError(why or f"{self.what} is not finite at t = {float(t):g} s (a path outside the arm's "
+                                      f"workspace?)")
         return values
+
+    def explained_by(self, explain: Callable) -> Profile:
+        """This profile with ``explain`` (t -> why it is not finite there, or None) attached."""
+        return replace(self, explain=explain)
 
     def checked_by(self, keys) -> Profile:
         """This profile with the table's ``keys`` (Key records, :mod:`flexfmu.spec.keys`) attached."""

@@ -47,16 +47,27 @@ def circle_angles(t, center, radius, frequency, lengths, elbow: float = -1.0):
     Returns
     -------
     casadi expression
-        (theta_1, theta_2), rad.
+        (theta_1, theta_2), rad; NaN where the circle leaves the arm's reach (:func:`circle_reach` says why).
     """
     l1, l2 = lengths
     center = _column(center)
     w = 2 * np.pi * frequency
     x, y = center[0] + radius * ca.cos(w * t), center[1] + radius * ca.sin(w * t)
     c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2 * l1 * l2)
-    t2 = elbow * ca.acos(ca.fmin(ca.fmax(c2, -1.0), 1.0))
+    t2 = elbow * ca.acos(ca.if_else(ca.fabs(c2) < 1, c2, np.nan))
     t1 = ca.atan2(y, x) - ca.atan2(l2 * ca.sin(t2), l1 + l2 * ca.cos(t2))
     return ca.vertcat(t1, t2)
+
+
+def circle_reach(t: float, center, radius: float, frequency: float, lengths) -> str | None:
+    """Why the circle of :func:`circle_angles` leaves a two-link arm's reach at the time ``t`` (s), or None."""
+    l1, l2 = lengths
+    w = 2 * np.pi * frequency
+    x, y = center[0] + radius * np.cos(w * t), center[1] + radius * np.sin(w * t)
+    if abs(x * x + y * y - l1 * l1 - l2 * l2) < 2 * l1 * l2:
+        return None
+    return (f"the circle's point ({x:.4g}, {y:.4g}) m at t = {t:g} s is {np.hypot(x, y):.4g} m from the base, not "
+            f"strictly between {abs(l1 - l2):.4g} and {l1 + l2:.4g} m, where the two links reach")
 
 
 def quintic_angles(t, start, goal, duration):

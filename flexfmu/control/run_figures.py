@@ -13,7 +13,9 @@ from dataclasses import dataclass
 TRANSIENT_S = 2.0  # the start transient of a run, s (half the run when that is shorter): figures after it
 SETTLE_TIME = "figures.settle_time"  # the closed loop's parameter: when the settled figures start
 FOLDS = ("sum", "max", "rms", "first")
-ENVELOPE_LEFT = "envelope: left at [s]"  # the label of the time a run first left the validity envelope
+ENVELOPE_LEFT = "envelope.left_at_s"  # the column of the time a run first left the validity envelope (None: never)
+ENVELOPE_FIGURES = "figure.envelope."  # the closed loop's envelope outputs: each quantity's largest fraction of its limit (max), when it left (first)
+ENVELOPE_PEAK = "envelope.peak_fraction"  # the column of its largest quantity as a fraction of that one's limit
 
 
 def settle_time(duration: float) -> float:

@@ -146,3 +146,33 @@ class Parameter:
             return (f"{self.name} = {value:g} {self.unit} is not {allowed.text()} {allowed.unit} (the range of "
                     f"{allowed.applies}: {allowed.reason})")
         return None
+
+
+@dataclass(frozen=True)
+class ReducedBody:
+    """One flexible body of a reduced Model (each of a Delta robot's upper links, say), as data.
+
+    Attributes
+    ----------
+    body : str
+        What it is (``upper link``).
+    interface : int
+        The interface values kept as coordinates (the joints' displacements and rotations).
+    modes : tuple
+        (field, frequency rad/s, kept) of every fixed-interface mode, lowest first: kept ones are coordinates,
+        dropped ones are left out (their static response stays, through the interface's constraint modes).
+    """
+
+    body: str
+    interface: int
+    modes: tuple[tuple[str, float, bool], ...]
+
+
+@dataclass(frozen=True)
+class ReductionSummary:
+    """How a Model's flexible bodies were reduced: ``method`` (``craig-bampton`` or ``none``), a
+    ``description`` for people, and each body's :class:`ReducedBody`."""
+
+    method: str
+    description: str
+    bodies: tuple[ReducedBody, ...]

@@ -106,6 +106,7 @@ DELTA_RANGES = {
     "viscous_friction": RANGES["viscous_friction"],
     "alpha": Range(0.0, 1e4, "1/s", "`elements.rayleigh[1]` (alpha)", "none to critical damping at 5000 rad/s"),
     "beta": Range(0.0, 1.0, "s", "`elements.rayleigh[2]` (beta)", "none to critical damping at 2 rad/s"),
+    "cutoff": Range(1.0, 1e8, "rad/s", "`elements.cutoff`", "below any link's first mode to above any element's"),
 }
 DAMPING_RATIO = Range(0.0, 1.0, "1", "`modes.damping_ratio`", "underdamped modes: 1 or more is no oscillation")
 # numbers of a Model that no arm file holds directly: they get ranges of their own for the checks of values

@@ -64,7 +64,7 @@ class ExportJob:
 
 
 NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface",
-                             "platforms", "allow_unstable_step"})
+                             "platforms", "allow_unstable_step", "realtime_budget"})
 TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("fmi2", "FMI 2.0 FMU, co-simulation and model exchange, native C binaries and their sources",
            NATIVE_SETTINGS, "flexfmu.targets.fmi2:export"),

@@ -25,7 +25,7 @@ from flexfmu.codegen import generate_c
 from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.integrate import step_function
 from flexfmu.targets.build import GENERATED_SOURCES
-from flexfmu.targets.export import ExportSettings, internal_step, model_identifier
+from flexfmu.targets.export import ExportSettings, model_identifier, stepping
 from flexfmu.targets.model_data import model_data_c
 
 INSTANCE_FILES = ("ffmu_model.h", "ffmu_instance.h", "ffmu_instance.c")
@@ -109,9 +109,9 @@ def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
     integrator and the internal step (chosen from the highest frequency when
     not set)."""
     start = time.perf_counter()
-    h, omega_max = internal_step(model, settings)
-    write_sources(folder, contract_functions(model.compiled, settings.integrator))
-    return ModelBundle(folder, model, model_identifier(model.arm.name), settings.integrator, h, omega_max,
+    steps = stepping(model, settings)
+    write_sources(folder, contract_functions(model.compiled, steps.integrator))
+    return ModelBundle(folder, model, model_identifier(model.arm.name), steps.integrator, steps.h, steps.omega_max,
                        time.perf_counter() - start)
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from flexfmu.control.loop_system import LoopSystem
 from flexfmu.targets.bundle import ModelBundle, contract_functions, rename, write_sources
-from flexfmu.targets.export import ExportError, ExportReport, ExportSettings, internal_step, model_identifier
+from flexfmu.targets.export import ExportError, ExportReport, ExportSettings, model_identifier, stepping
 from flexfmu.targets.fmi2 import FMI2
 from flexfmu.targets.model_data import model_data_c
 from flexfmu.targets.native import NativeSource, export_native
@@ -98,9 +98,10 @@ def loop_source(system: LoopSystem, name: str, description: str) -> NativeSource
 
     def write(folder: Path, settings: ExportSettings) -> LoopBundle:
         began = time.perf_counter()
-        h, omega_max = internal_step(system.model, replace(settings, communication_step=system.sample_step))
-        write_sources(folder, loop_functions(system, settings.integrator))
-        return LoopBundle(folder, system, model_identifier(name), settings.integrator, h, omega_max,
+        steps = stepping(system.model, replace(settings, communication_step=system.sample_step,
+                                               integrator=system.integrator))
+        write_sources(folder, loop_functions(system, steps.integrator))
+        return LoopBundle(folder, system, model_identifier(name), steps.integrator, steps.h, steps.omega_max,
                           time.perf_counter() - began)
 
     def variables() -> list[Variable]:
@@ -111,10 +112,11 @@ def loop_source(system: LoopSystem, name: str, description: str) -> NativeSource
 
 def loop_system(model, scenario, settings: ExportSettings = ExportSettings()) -> LoopSystem:
     """The LoopSystem of ``scenario`` on ``model`` with the plant's integrator and internal step of
-    ``settings``, starting at the scenario's initial state."""
-    h, _ = internal_step(model, replace(settings, communication_step=scenario.step))
+    ``settings`` (the plant FMU's defaults where they give none: Rosenbrock for a stiff arm), starting at rest
+    at the scenario's pose (``Scenario.initial_state``, the static equilibrium there)."""
+    steps = stepping(model, replace(settings, communication_step=scenario.step))
     return LoopSystem(model, scenario.build_controller(model), scenario.step, scenario.initial_state(model),
-                      settings.integrator, h)
+                      steps.integrator, steps.h)
 
 
 def export_loop(model, scenario, output, settings: ExportSettings = ExportSettings()) -> ExportReport:

@@ -6,7 +6,7 @@ contract it fills is ``c/ffmu_model.h``.
 
 from __future__ import annotations
 
-INTEGRATOR_ENUM = {"rk4": "FFMU_RK4", "implicit": "FFMU_IMPLICIT_MIDPOINT"}
+INTEGRATOR_ENUM = {"rk4": "FFMU_RK4", "implicit": "FFMU_IMPLICIT_MIDPOINT", "rosenbrock": "FFMU_ROSENBROCK"}
 FUNCTIONS = ("constants", "step", "derivatives", "outputs", "directional")
 
 
@@ -48,6 +48,7 @@ def model_data_c(model, guid: str, integrator: str, internal_step: float, consta
         _array("double", "parameter_start", [repr(float(v)) for v in model.parameters.values()]),
         _array("int", "parameter_tunable", [str(int(row.tunable)) for row in model.parameter_table]),
         _array("double", "state_start", [repr(float(v)) for v in start]),
+        _array("double", "input_start", [repr(float(v)) for v in model.start_inputs] or ["0.0"]),
         _array("char *const", "parameter_names", [c_string(n) for n in model.parameters]),
         _array("char *const", "state_names", [c_string(n) for n in states]),
         _array("char *const", "input_names", [c_string(n) for n in model.inputs]),
@@ -66,7 +67,7 @@ def model_data_c(model, guid: str, integrator: str, internal_step: float, consta
         "\nconst ffmu_model FFMU_MODEL = {\n"
         f"    {c_string(model.arm.name)},\n    {c_string(guid)},\n"
         f"    {nq}, {nx}, {len(model.inputs)}, {len(model.output_names)}, {len(model.parameters)}, {constants},\n"
-        "    parameter_start, parameter_tunable, state_start,\n"
+        "    parameter_start, parameter_tunable, state_start, input_start,\n"
         "    parameter_names, state_names, input_names, output_names,\n"
         f"    {INTEGRATOR_ENUM[integrator]}, {internal_step!r},\n"
         f"    {functions},\n"

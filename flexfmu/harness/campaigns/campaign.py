@@ -228,6 +228,7 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
     done = {key: row for key, row in read_journal(out).items() if row["status"] == OK}
     todo = {point_id(point): point for point in points if point_id(point) not in done}
     progress = Progress(f"{label}: {len(todo)} of {len(points)} points", unit="point")
+    progress.begin(len(todo))
     journal_path = out / JOURNAL
     cut = journal_path.exists() and journal_path.stat().st_size and not journal_path.read_bytes().endswith(b"\n")
     retried: dict[str, int] = {}

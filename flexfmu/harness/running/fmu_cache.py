@@ -57,7 +57,7 @@ def loop_fmu(arm, scenario, settings=None) -> Path:
                        lambda path: export_loop(flexfmu.build_model(arm), scenario, path, settings))
 
 
-def python_fmu(arm_file, communication_step: float, integrator: str = "rk4") -> Path:
+def python_fmu(arm_file, communication_step: float, integrator: str | None = None) -> Path:
     """The Python-backed plant FMU of the arm in ``arm_file`` for the ``communication_step`` (s) with the
     fixed-step ``integrator`` (see ``flexfmu.targets.pythonfmu``)."""
     from flexfmu.targets.pythonfmu import export_pythonfmu

@@ -12,7 +12,11 @@ None if it stayed inside), with the FMU's warnings.
 
 A LoopCase is plain data, made once where the Model is built
 (:meth:`LoopCase.of`) and shipped to campaign workers, which need only the
-FMU to run it: no Model is built on a worker.
+FMU to run it: no Model is built on a worker. A run starts at rest at the
+scenario's pose (``Scenario.start_values``: the static equilibrium there);
+where points set the arm's parameters, that equilibrium is each point's own,
+solved where the Model is (:meth:`LoopCase.holding`) and shipped with the
+case.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexfmu.control.run_figures import SETTLE_TIME, Figure, settle_time
+from flexfmu.control.run_figures import ENVELOPE_FIGURES, ENVELOPE_PEAK, SETTLE_TIME, Figure, settle_time
 from flexfmu.harness.running.loop_runner import LoopRun, loop_runner
 from flexfmu.harness.running.result import Result
 
@@ -41,7 +45,8 @@ class LoopCase:
     duration, step : float
         The run's length and sample step, s.
     initial : dict
-        The scenario's initial coordinates by name.
+        The start values of the plant's coordinates by name: the equilibrium at the scenario's pose
+        (``Scenario.start_values``) at the arm's nominal parameters.
     figures : tuple of Figure
         The loop's figures (``flexfmu.control.loop_system``), in output order.
     aliases : dict
@@ -49,6 +54,8 @@ class LoopCase:
         name too.
     parameters : tuple of str
         The arm's parameters.
+    held : dict
+        The start values at other values of the arm's parameters, by :meth:`plant_key` (:meth:`holding`).
     """
 
     fmu: Path
@@ -58,6 +65,7 @@ class LoopCase:
     figures: tuple[Figure, ...]
     aliases: dict
     parameters: tuple[str, ...]
+    held: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(cls, model, scenario, fmu, integrator: str = "rk4", internal_step: float | None = None) -> LoopCase:
@@ -69,8 +77,20 @@ class LoopCase:
         system = LoopSystem(model, controller, scenario.step, scenario.initial_state(model), integrator, internal_step)
         names = {name: name for name in controller.parameters}
         aliases = names | {name.partition(".")[2]: name for name in names if name.startswith("controller.")}
-        return cls(Path(fmu), scenario.duration, scenario.step, dict(scenario.initial), tuple(system.figures), aliases,
-                   tuple(model.parameters))
+        return cls(Path(fmu), scenario.duration, scenario.step, scenario.start_values(model), tuple(system.figures),
+                   aliases, tuple(model.parameters))
+
+    def plant_key(self, point: dict) -> tuple:
+        """The values ``point`` sets of the arm's parameters, as a key of :attr:`held` (empty: nominal)."""
+        return tuple(sorted((name, float(value)) for name, value in point.items() if name in self.parameters))
+
+    def holding(self, model, scenario, points: list[dict]) -> LoopCase:
+        """This case with the start values of every ``points``' values of the arm's parameters solved on
+        ``model`` (the static equilibrium at the ``scenario``'s pose under them), so that no worker needs the
+        Model."""
+        keys = {self.plant_key(point) for point in points} - {()}
+        held = {key: scenario.start_values(model, model.parameter_vector(dict(key))) for key in sorted(keys)}
+        return dataclasses.replace(self, held=held)
 
     def at(self, fmu) -> LoopCase:
         """This case run by the FMU at ``fmu`` (the same FMU, elsewhere: a worker's copy)."""
@@ -86,18 +106,25 @@ class LoopCase:
         return list(self.parameters) + list(self.aliases)
 
     def start_values(self, point: dict) -> dict[str, float]:
-        """The FMU's start values for ``point``: the scenario's initial coordinates, the point's values under
-        the FMU's names, and the settle time of the figures for the run's duration.
+        """The FMU's start values for ``point``: the plant at rest at the scenario's pose under the point's
+        parameters (:attr:`held`, else :attr:`initial`), the point's values under the FMU's names, and the settle
+        time of the figures for the run's duration.
 
         Raises
         ------
         KeyError
-            Naming a value that is neither a parameter of the arm nor one of the controller's.
+            Naming a value that is neither a parameter of the arm nor one of the controller's, or values of the
+            arm's parameters whose start values :meth:`holding` did not solve.
         """
         unknown = [name for name in point if name not in self.parameters and name not in self.aliases]
         if unknown:
             raise KeyError(f"{', '.join(unknown)}: not a parameter of the arm nor of the controller")
-        values = dict(self.initial) | {self.aliases.get(name, name): float(value) for name, value in point.items()}
+        key = self.plant_key(point)
+        if key and key not in self.held:
+            raise KeyError(f"the start values at {', '.join(f'{n}={v:g}' for n, v in key)} were not solved: "
+                           "LoopCase.holding")
+        start = self.held.get(key, self.initial)
+        values = dict(start) | {self.aliases.get(name, name): float(value) for name, value in point.items()}
         return values | {SETTLE_TIME: settle_time(self.duration)}
 
     def run(self, point: dict, record=()) -> LoopRun:
@@ -124,4 +151,7 @@ class LoopCase:
             if figure.fold == "first":
                 value = None if value < 0 else value
             row[figure.label.format(settled=settled)] = value
+        fractions = [run.outputs[f.name] for f in self.figures if f.name.startswith(ENVELOPE_FIGURES) and f.fold == "max"]
+        if fractions:  # the envelope's summary beside its quantities, as a recorded run's (reports.envelope)
+            row[ENVELOPE_PEAK] = max(fractions)
         return row | {WARNINGS: " | ".join(run.warnings)}

@@ -12,8 +12,12 @@ unpacked and instantiated once per worker, reset between points), and the
 row holds the run's figures computed in the same compiled pass
 (``flexfmu.harness.running.loop_case``): the cost terms (tracking,
 vibration, effort, apart), peaks, tracking figures, the validity envelope
-(each quantity's peak as a fraction of its limit, and when the run left it)
-and the FMU's own warnings; a failed point's error is the FMU's message.
+(each quantity's peak as a fraction of its limit, the largest of them,
+``envelope.peak_fraction``, and when the run first left it,
+``envelope.left_at_s``, empty if never) and the FMU's own warnings; a failed
+point's error is the FMU's message. Every point starts at rest at the
+scenario's pose under its own parameters (the static equilibrium, solved
+here before the campaign: workers import no CasADi).
 With ``trajectories`` each point's samples are written to
 ``trajectories/<point>.csv``. Points come from a grid (``--vary
 NAME=START:STEP:STOP`` or ``NAME=V1,V2,...``, all combinations) and/or from
@@ -33,7 +37,6 @@ random draws over the distributions of a TOML file (``--samples N
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 import tomllib
@@ -138,8 +141,10 @@ def _case(arm_file: str, scenario_file: str, duration: float | None):
 
     scenario = load_scenario(scenario_file)
     if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
-    return flexfmu.build_model(flexfmu.load_arm(arm_file)), scenario
+        scenario = scenario.with_duration(duration)
+    model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    scenario.check(model)
+    return model, scenario
 
 
 def check_points(model, controller, case, points: list[dict]) -> None:
@@ -240,7 +245,7 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
     case = LoopCase.of(model, scenario, Path())
     check_points(model, scenario.build_controller(model), case, points)
     fmu = loop_fmu(model.arm, scenario)
-    case = case.at(fmu)
+    case = case.at(fmu).holding(model, scenario, points)
     names = list(dict.fromkeys(name for point in points for name in point))
     record = trajectory_names(model, scenario) if trajectories else ()
     setup = SweepSetup(case, FmuFile.of(fmu), record)
@@ -261,11 +266,13 @@ def run_sweep(arm_file: Path, scenario_file: Path, points: list[dict], out: Path
 
 def envelope_warnings(rows: list[dict], names: list[str]) -> list[str]:
     """One line per row of ``rows`` whose run left the validity envelope, naming its point by the swept
-    ``names`` and saying when (the column :data:`flexfmu.control.run_figures.ENVELOPE_LEFT`)."""
-    from flexfmu.control.run_figures import ENVELOPE_LEFT
+    ``names`` and saying when and how far (the columns :data:`flexfmu.control.run_figures.ENVELOPE_LEFT` and
+    ``ENVELOPE_PEAK``): results beyond it are outside the model's assumptions."""
+    from flexfmu.control.run_figures import ENVELOPE_LEFT, ENVELOPE_PEAK
 
     return [f"{', '.join(f'{name}={row[name]:g}' for name in names)}: left the validity envelope at "
-            f"t = {row[ENVELOPE_LEFT]:.4g} s" for row in rows if row.get(ENVELOPE_LEFT) is not None]
+            f"t = {row[ENVELOPE_LEFT]:.4g} s, largest {row[ENVELOPE_PEAK]:.3g} times its limit"
+            for row in rows if row.get("status", "ok") == "ok" and row.get(ENVELOPE_LEFT) is not None]
 
 
 def summary_metrics(rows: list[dict]) -> list[str]:
@@ -276,7 +283,9 @@ def summary_metrics(rows: list[dict]) -> list[str]:
 
 
 def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> None:
-    """Each summary metric against each swept name, one panel each; failed points as red marks.
+    """Each summary metric against each swept name, one panel each, the points coloured by another swept name
+    (the second; the first in the second's panels), so a two-way sweep reads as a family of curves; failed
+    points as red marks.
 
     Parameters
     ----------
@@ -294,22 +303,30 @@ def plot_summary(rows: list[dict], names: list[str], path: Path, title: str) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from flexfmu.harness.reports.plots import titled
+
     metrics = summary_metrics(rows) or ["seconds"]
+    # constrained from the start: a colour bar added to a figure laid out otherwise breaks the layout later
     fig, axes = plt.subplots(len(metrics), len(names), figsize=(4.2 * len(names), 3.0 * len(metrics)),
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     ok = [row for row in rows if row["status"] == "ok"]
     failed = [row for row in rows if row["status"] != "ok"]
     for i, metric in enumerate(metrics):
         for j, name in enumerate(names):
             ax = axes[i, j]
-            ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            colour = next((other for other in names[1:2] + names[:1] if other != name), None)
+            if colour is None:
+                ax.plot([row[name] for row in ok], [row[metric] for row in ok], "o", ms=3)
+            else:
+                points = ax.scatter([row[name] for row in ok], [row[metric] for row in ok], s=12,
+                                    c=[row[colour] for row in ok], cmap="viridis")
+                fig.colorbar(points, ax=ax, label=colour)
             if failed:
                 bottom = min((row[metric] for row in ok), default=0.0)
                 ax.plot([row[name] for row in failed], [bottom] * len(failed), "x", color="red", label="failed")
                 ax.legend(fontsize=7)
             ax.set(xlabel=name, ylabel=metric)
             ax.grid(True, alpha=0.3)
-    fig.suptitle(f"{title}: {len(ok)} points ok, {len(failed)} failed")
-    fig.tight_layout()
+    titled(fig, f"{title}: {len(ok)} points ok, {len(failed)} failed")
     fig.savefig(path, dpi=90)
     plt.close(fig)

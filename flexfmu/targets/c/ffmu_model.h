@@ -48,7 +48,7 @@ typedef struct {
     ffmu_work work;
 } ffmu_function;
 
-enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1 };
+enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1, FFMU_ROSENBROCK = 2 };
 
 typedef struct {
     const char *model_name;      /* the arm's name */
@@ -58,13 +58,14 @@ typedef struct {
 
     const double *parameter_start;   /* np nominal values */
     const int *parameter_tunable;    /* np flags: 1 tunable, 0 fixed (set before initialization only) */
-    const double *state_start;       /* nx start values of x */
+    const double *state_start;       /* nx start values of x: the arm at rest at its start pose */
+    const double *input_start;       /* nu start values of u: what holds it there (flexfmu.dynamics.equilibrium) */
     const char *const *parameter_names; /* np, for messages */
     const char *const *state_names;     /* nx */
     const char *const *input_names;     /* nu */
     const char *const *output_names;    /* ny */
 
-    int integrator;              /* FFMU_RK4 or FFMU_IMPLICIT_MIDPOINT */
+    int integrator;              /* FFMU_RK4, FFMU_IMPLICIT_MIDPOINT or FFMU_ROSENBROCK */
     double internal_step;        /* fixed internal step h of co-simulation (s) */
 
     /* constants:   (p[np]) -> (c[nc])   parameter-only parts of the model, hoisted
