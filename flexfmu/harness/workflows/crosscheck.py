@@ -203,7 +203,8 @@ def _python(case: CaseSetup, progress, horizon):
 def _loop(case: CaseSetup, progress, horizon):
     loop = LoopCase.of(case.model, case.scenario, case.fmu("loop"))
     result = (loop if horizon is None else loop.shortened(horizon)).trajectory({}, case.record)
-    progress(len(result.time), len(result.time))
+    if progress:  # optional, as for the other runs (a cross-check counts runs, not samples)
+        progress(len(result.time), len(result.time))
     return result
 
 
