@@ -170,15 +170,20 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
 @pytest.mark.compiler
 def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
     """crosscheck --all on 0.2 s: every example arm with every scenario
-    written for it, reference against the native FMU in both interfaces."""
+    written for it, reference against the native FMU in both interfaces, and
+    the compiled closed loop (loop-fmu) against the Python loop (native-cs) to
+    round-off."""
     from flexfmu.harness.workflows.crosscheck import all_cases
 
     cases = all_cases()
     assert {scenario for _, scenario in cases} == set(scenario_names())
     for arm_file, scenario in cases:
         case = run_case(arm_file, scenario, tmp_path / scenario, duration=0.2,
-                        runs=("reference", "native-cs", "native-me"))
+                        runs=("reference", "native-cs", "native-me", "loop-fmu"))
+        assert not case["errors"], (scenario, case["errors"])
         assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
+        compiled = [c for c in case["comparisons"] if {c["first"], c["second"]} == {"native-cs", "loop-fmu"}]
+        assert compiled and all(c["max_abs"] <= c["tolerance"] and c["bound"] == "round-off" for c in compiled)
 
 
 @pytest.mark.slow

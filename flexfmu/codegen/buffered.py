@@ -39,11 +39,10 @@ class BufferedFunction:
         self._evaluate()
         return self._results[0].copy()
 
-    def every(self, *args) -> list[np.ndarray]:
-        """Every result of ``function`` at ``args``, each a flat numpy array (a matrix's entries column by
-        column)."""
+    def results(self, *args) -> tuple[np.ndarray, ...]:
+        """Every result of ``function`` on ``args``, as flat numpy arrays."""
         self(*args)
-        return [result.copy() for result in self._results]
+        return tuple(result.copy() for result in self._results)
 
     def __getstate__(self) -> dict:
         return {"function": self.function}

@@ -3,8 +3,10 @@
 The targets come from ``flexfmu.targets.TARGETS``: the native FMI 2.0 FMU
 (co-simulation and model exchange, compiled C) by default, the same as FMI 3.0
 (``--fmi-version 3``), a Simulink S-function and MEX folder (``--target
-sfunction``), or a Python-backed FMU (``--target pythonfmu``), a desktop
-cross-check that needs Python with flexfmu where it is imported. Options a
+sfunction``), a scenario's closed loop (``--target fmi2-loop --scenario
+S``: the arm and the scenario's controller in one FMU), or a Python-backed
+FMU (``--target pythonfmu``), a desktop cross-check that needs Python with
+flexfmu where it is imported. Options a
 target does not use are refused. A native FMU holds a binary for every
 platform whose compiler is present (``--platforms`` chooses); the message
 says which were built and which skipped, and why.
@@ -50,6 +52,9 @@ def add_parser(sub) -> None:
     parser.add_argument("--platforms", type=_platforms, default=None,
                         help="binaries to build, e.g. linux64,win64 (default: every platform whose compiler is "
                              "present)")
+    parser.add_argument("--scenario", default=None,
+                        help="scenario name or file whose closed loop the target compiles (target fmi2-loop: the "
+                             "scenario's sample step is the communication step, its duration the stop time)")
     parser.add_argument("--allow-unstable-step", action="store_true", default=None,
                         help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
                              "(refused otherwise; the model description records it)")
@@ -88,6 +93,7 @@ def chosen_target(args) -> str:
 
 def run(args) -> int:
     from flexfmu import build_model, load_arm
+    from flexfmu.control.scenario import load_scenario
     from flexfmu.data import resolve_arm
     from flexfmu.targets import ExportSettings, export
 
@@ -99,10 +105,14 @@ def run(args) -> int:
     if unused:
         raise UsageError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to the target "
                          f"{name} ({target.summary})")
+    if bool(args.scenario) != target.scenario:
+        raise UsageError(f"the target {name} needs --scenario (the closed loop it compiles)" if target.scenario
+                         else f"--scenario does not apply to the target {name} ({target.summary})")
+    scenario = load_scenario(args.scenario) if args.scenario else None
     settings = ExportSettings(**given)
     arm_file = resolve_arm(args.arm)
     model = build_model(load_arm(arm_file))
-    report = export(model, args.output, settings, name, arm_file)
+    report = export(model, args.output, settings, name, arm_file, scenario)
     details = [name]
     if "interface" in target.settings:
         details.append(settings.interface)

@@ -274,7 +274,7 @@ class Scenario:
 
     def motion_profile(self, joints: int):
         """t -> (angles, rates, accelerations) of the ``[motion]`` table for ``joints`` prescribed joints."""
-        return MOTIONS[self.motion["kind"]].build(self.motion, joints)
+        return MOTIONS[self.motion["kind"]].motion(self.motion, joints)
 
     def grid(self):
         """The sample times 0, step, ..., duration."""
@@ -299,7 +299,7 @@ class Scenario:
         why = row.fits(model)
         if why:
             raise ScenarioError(f"scenario {self.name}: {why}")
-        return row.build(spec, model)
+        return row.reference(spec, model)
 
     def build_controller(self, model, gains: dict | None = None):
         """The controller object of this scenario for ``model``; ``gains``

@@ -9,7 +9,10 @@ the FMI structured naming convention and are for people and files.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from flexfmu.spec.ranges import Range
 
 COORDINATE_KINDS = ("joint", "rotor", "modal", "elastic")  # elastic: finite-element global variables (Delta)
 
@@ -122,6 +125,9 @@ class Parameter:
         True when it may change while the model runs (masses, stiffnesses,
         friction, gravity); False for geometry (lengths, positions, centres
         of mass), which would move bodies discontinuously.
+    range : Range or None
+        The physical range of its values, as the arm file's number it comes from is checked
+        (:mod:`flexfmu.spec.ranges`); values set on a Model (a sweep's points) are checked against it.
     """
 
     name: str
@@ -129,6 +135,17 @@ class Parameter:
     unit: str
     description: str
     tunable: bool = True
+    range: Range | None = None
+
+    def problem(self, value) -> str | None:
+        """Why ``value`` cannot be this parameter's (not a finite number, or outside its range), or None."""
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{self.name} must be a finite number, got {value!r}"
+        allowed = self.range
+        if allowed is not None and not allowed.low <= value <= allowed.high:
+            return (f"{self.name} = {value:g} {self.unit} is not {allowed.text()} {allowed.unit} (the range of "
+                    f"{allowed.applies}: {allowed.reason})")
+        return None
 
 
 @dataclass(frozen=True)

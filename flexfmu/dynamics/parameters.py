@@ -19,6 +19,7 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.metadata import Parameter
+from flexfmu.spec.ranges import ENVELOPE_LIMIT, RANGES
 from flexfmu.spec.arm import Arm, Joint
 
 
@@ -28,18 +29,23 @@ def joint_parameters(j: int, joint: Joint, spring_damping: bool = True) -> list[
     spring does not move)."""
     prefix = f"joint[{j}]"
     rows = [
-        Parameter(f"{prefix}.gear_ratio", joint.gear_ratio, "1", f"gear ratio of joint {j} (motor turns per joint turn)"),
-        Parameter(f"{prefix}.rotor_inertia", joint.rotor_inertia, "kg.m2", f"rotor inertia of joint {j} on the motor side"),
-        Parameter(f"{prefix}.viscous_friction", joint.viscous_friction, "N.m.s/rad", f"viscous friction of joint {j}"),
-        Parameter(f"{prefix}.coulomb_friction", joint.coulomb_friction, "N.m", f"Coulomb friction torque of joint {j}"),
-        Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}"),
+        Parameter(f"{prefix}.gear_ratio", joint.gear_ratio, "1", f"gear ratio of joint {j} (motor turns per joint turn)",
+                  range=RANGES["gear_ratio"]),
+        Parameter(f"{prefix}.rotor_inertia", joint.rotor_inertia, "kg.m2", f"rotor inertia of joint {j} on the motor side",
+                  range=RANGES["flexible_rotor_inertia" if joint.kind == "flexible" else "rotor_inertia"]),
+        Parameter(f"{prefix}.viscous_friction", joint.viscous_friction, "N.m.s/rad", f"viscous friction of joint {j}",
+                  range=RANGES["viscous_friction"]),
+        Parameter(f"{prefix}.coulomb_friction", joint.coulomb_friction, "N.m", f"Coulomb friction torque of joint {j}",
+                  range=RANGES["coulomb_friction"]),
+        Parameter(f"{prefix}.coulomb_velocity", joint.coulomb_velocity, "rad/s", f"rate scale of the tanh-smoothed Coulomb friction of joint {j}",
+                  range=RANGES["coulomb_velocity"]),
     ]
     if joint.kind == "flexible":
         rows.append(Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad",
-                              f"torsional spring stiffness of joint {j}"))
+                              f"torsional spring stiffness of joint {j}", range=RANGES["stiffness"]))
         if spring_damping:
             rows.append(Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad",
-                                  f"damping of the torsional spring of joint {j}"))
+                                  f"damping of the torsional spring of joint {j}", range=RANGES["spring_damping"]))
     return rows
 
 
@@ -53,10 +59,10 @@ def envelope_parameters(arm: Arm) -> list[Parameter]:
     rows = []
     if any(link.kind == "flexible" for link in arm.links):
         rows.append(Parameter(LINK_ENVELOPE, 0.1, "1", "validity envelope: largest tip deflection of a flexible "
-                                                       "link relative to its length"))
+                                                       "link relative to its length", range=ENVELOPE_LIMIT))
     if any(link.joint.kind == "flexible" for link in arm.links):
         rows.append(Parameter(JOINT_ENVELOPE, 0.1, "rad", "validity envelope: largest spring deflection of a "
-                                                          "flexible joint"))
+                                                          "flexible joint", range=ENVELOPE_LIMIT))
     return rows
 
 

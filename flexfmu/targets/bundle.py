@@ -110,10 +110,16 @@ def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
     not set)."""
     start = time.perf_counter()
     steps = stepping(model, settings)
+    write_sources(folder, contract_functions(model.compiled, steps.integrator))
+    return ModelBundle(folder, model, model_identifier(model.arm.name), steps.integrator, steps.h, steps.omega_max,
+                       time.perf_counter() - start)
+
+
+def write_sources(folder: Path, groups) -> None:
+    """Generate the two ``groups`` of contract Functions (as :func:`contract_functions` returns them) into
+    ``folder`` and copy the instance code beside them."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, group in zip(GENERATED_SOURCES, contract_functions(model.compiled, steps.integrator)):
+    for name, group in zip(GENERATED_SOURCES, groups):
         generate_c(group, folder, Path(name).stem)
     for name in INSTANCE_FILES:
         (folder / name).write_text(c_source(name))
-    return ModelBundle(folder, model, model_identifier(model.arm.name), steps.integrator, steps.h, steps.omega_max,
-                       time.perf_counter() - start)

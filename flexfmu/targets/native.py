@@ -5,7 +5,9 @@ glue (``fmi2_glue.c``, ``fmi3_glue.c``) + the version's headers (from FMPy's
 installed copy of the standard's headers) + a CMakeLists.txt -> one shared
 library per platform (``flexfmu.targets.platforms``) -> modelDescription.xml
 -> zip. Everything is written in a temporary folder and the .fmu appears only
-when complete: a failed export leaves nothing behind.
+when complete: a failed export leaves nothing behind. What is packaged is a
+:class:`NativeSource`: an arm's Model (:func:`model_source`), or a closed
+loop of plant and controller (``flexfmu.targets.loop``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from typing import Callable
 from flexfmu import __version__
 from flexfmu.integrate import STABILITY_LIMITS, stable_step
 from flexfmu.targets.build import compile_shared_library
-from flexfmu.targets.bundle import c_source, write_bundle
 from flexfmu.errors import ExportError
+from flexfmu.targets.bundle import ModelBundle, c_source, write_bundle
 from flexfmu.targets.export import ExportReport, check_output, check_settings, content_guid, write_atomically
 from flexfmu.targets.fmi2_xml import Description
 from flexfmu.targets.platforms import PLATFORMS, choose_platforms, host_platform
 from flexfmu.targets.timing import time_steps
-from flexfmu.targets.variables import fmu_variables, model_structure
+from flexfmu.targets.variables import Structure, Variable, fmu_variables, model_structure
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,40 @@ class FmiVersion:
     extra_files: Callable[[Description], dict[str, str]]
 
 
-def export_native(job, fmi: FmiVersion) -> ExportReport:
+@dataclass(frozen=True)
+class NativeSource:
+    """What a native FMU is made of, besides its FMI version.
+
+    Attributes
+    ----------
+    name, description : str
+        The model's name and description in the model description.
+    write : callable
+        (folder, settings) -> the ModelBundle written into ``folder``.
+    variables : callable
+        () -> the Variables, in value-reference order.
+    structure : callable
+        (variables) -> the Structure.
+    interface : str or None
+        The interface it offers (``cs``), None for what the settings ask.
+    """
+
+    name: str
+    description: str
+    write: Callable[[Path, object], ModelBundle]
+    variables: Callable[[], list[Variable]]
+    structure: Callable[[list[Variable]], Structure]
+    interface: str | None = None
+
+
+def model_source(model) -> NativeSource:
+    """The NativeSource of an arm's ``model``: its compiled dynamics in both interfaces."""
+    return NativeSource(model.arm.name, model.arm.description or model.arm.name,
+                        lambda folder, settings: write_bundle(model, folder, settings),
+                        lambda: fmu_variables(model), lambda variables: model_structure(model, variables))
+
+
+def export_native(job, fmi: FmiVersion, source: NativeSource | None = None) -> ExportReport:
     """Write ``job.output`` (.fmu) for ``job.model`` with ``job.settings`` as the FMI version ``fmi``.
 
     Parameters
@@ -69,6 +104,8 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
         Model, output and settings (``flexfmu.targets.ExportJob``).
     fmi : FmiVersion
         The version's glue, headers and model description.
+    source : NativeSource, optional
+        What to package (the Model of ``job`` when None).
 
     Returns
     -------
@@ -82,7 +119,9 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
     BuildError
         If compiling fails.
     """
-    model, output, settings = job.model, Path(job.output), job.settings
+    output, settings = Path(job.output), job.settings
+    source = source or model_source(job.model)
+    interface = source.interface or settings.interface
     check_settings(settings)
     check_output(output)
     chosen, skipped = choose_platforms(settings.platforms)
@@ -92,26 +131,24 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="flexfmu-export-") as tmp:
         root = Path(tmp) / "fmu"
-        bundle = write_bundle(model, root / "sources", settings)
+        bundle = source.write(root / "sources", settings)
         c_files = [fmi.glue, *bundle.c_files]
         _copy_glue(bundle.folder, bundle.identifier, c_files, fmi)
-        variables = fmu_variables(model)
+        variables = source.variables()
         info = Description(
-            model_name=model.arm.name, model_identifier=bundle.identifier,
-            description=model.arm.description or model.arm.name,
+            model_name=source.name, model_identifier=bundle.identifier, description=source.description,
             generation_tool=f"flexfmu {__version__}", stop_time=settings.stop_time,
             communication_step=settings.communication_step, integrator=bundle.integrator,
             internal_step=bundle.internal_step, source_files=c_files, omega_max=bundle.omega_max,
             stability_limit=STABILITY_LIMITS[bundle.integrator],
             unstable_step_allowed=bundle.internal_step > stable_step(bundle.omega_max, bundle.integrator),
-            reduction=model.reduction,
+            reduction=job.model.reduction,
         )
-        structure = model_structure(model, variables)
-        guid = content_guid(fmi.description(info, variables, structure, "", settings.interface),
-                            bundle.fingerprint())
+        structure = source.structure(variables)
+        guid = content_guid(fmi.description(info, variables, structure, "", interface), bundle.fingerprint())
         bundle.write_model_data(guid)
         (root / "modelDescription.xml").write_text(
-            fmi.description(info, variables, structure, guid, settings.interface))
+            fmi.description(info, variables, structure, guid, interface))
         for name, text in fmi.extra_files(info).items():
             (root / name).write_text(text)
 
@@ -124,7 +161,7 @@ def export_native(job, fmi: FmiVersion) -> ExportReport:
         if timing is not None:  # the same description, now with the step's cost
             info = dataclasses.replace(info, timing=timing)
             (root / "modelDescription.xml").write_text(
-                fmi.description(info, variables, structure, guid, settings.interface))
+                fmi.description(info, variables, structure, guid, interface))
         write_atomically(root, output)
     return ExportReport(output, fmi.target, guid, bundle.integrator, bundle.internal_step, bundle.omega_max,
                         bundle.codegen_s, compile_s, time.perf_counter() - start,

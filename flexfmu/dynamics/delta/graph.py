@@ -34,43 +34,54 @@ from flexfmu.dynamics.delta.reduction import link_bases, reduction_of
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes.elements import check_approximation
+from flexfmu.spec.ranges import DELTA_RANGES, RANGES
 
 
 def _link_rows(link: str, spec) -> list[Parameter]:
     what = "upper link (motor A to knee B)" if link == "upper" else "lower link (knee B to platform joint D)"
     return [
-        Parameter(f"{link}.length", spec.length, "m", f"length of the {what}", tunable=False),
-        Parameter(f"{link}.mass_per_length", spec.density * spec.area, "kg/m", f"mass per length rho A of the {what}"),
+        Parameter(f"{link}.length", spec.length, "m", f"length of the {what}", tunable=False,
+                  range=DELTA_RANGES["length"]),
+        Parameter(f"{link}.mass_per_length", spec.density * spec.area, "kg/m", f"mass per length rho A of the {what}",
+                  range=RANGES["mass_per_length"]),
         Parameter(f"{link}.torsion_inertia", spec.density * spec.Ip, "kg.m",
-                  f"rotary inertia of torsion per length rho Ip of the {what}"),
-        Parameter(f"{link}.EA", spec.E * spec.area, "N", f"axial stiffness E A of the {what}"),
-        Parameter(f"{link}.EIy", spec.E * spec.Iy, "N.m2", f"bending stiffness E Iy (bending along z) of the {what}"),
-        Parameter(f"{link}.EIz", spec.E * spec.Iz, "N.m2", f"bending stiffness E Iz (bending along y) of the {what}"),
-        Parameter(f"{link}.GJ", spec.G * spec.J, "N.m2", f"torsional stiffness G J of the {what}"),
+                  f"rotary inertia of torsion per length rho Ip of the {what}", range=RANGES["polar_inertia_per_length"]),
+        Parameter(f"{link}.EA", spec.E * spec.area, "N", f"axial stiffness E A of the {what}", range=RANGES["EA"]),
+        Parameter(f"{link}.EIy", spec.E * spec.Iy, "N.m2", f"bending stiffness E Iy (bending along z) of the {what}",
+                  range=RANGES["EI"]),
+        Parameter(f"{link}.EIz", spec.E * spec.Iz, "N.m2", f"bending stiffness E Iz (bending along y) of the {what}",
+                  range=RANGES["EI"]),
+        Parameter(f"{link}.GJ", spec.G * spec.J, "N.m2", f"torsional stiffness G J of the {what}", range=RANGES["GJ"]),
     ]
 
 
 def delta_parameters(arm) -> list[Parameter]:
     """The ordered parameter table of the Delta robot ``arm`` (a :class:`flexfmu.spec.delta.DeltaArm`)."""
-    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis (Z points down)")
-            for axis, value in zip("xyz", arm.gravity)]
+    ranges = DELTA_RANGES
+    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis (Z points down)",
+                      range=ranges["gravity"]) for axis, value in zip("xyz", arm.gravity)]
     rows += [
-        Parameter("base.radius", arm.base_radius, "m", "radius rA of the motor circle", tunable=False),
+        Parameter("base.radius", arm.base_radius, "m", "radius rA of the motor circle", tunable=False,
+                  range=ranges["radius"]),
         Parameter("platform.radius", arm.platform_radius, "m", "radius rB of the platform joints' circle",
-                  tunable=False),
+                  tunable=False, range=ranges["radius"]),
     ]
     rows += _link_rows("upper", arm.upper) + _link_rows("lower", arm.lower)
-    rows += [Parameter("platform.mass", arm.platform.mass, "kg", "mass of the platform (end effector)")]
-    rows += [Parameter(f"platform.inertia.{axis}", value, "kg.m2", f"platform inertia about its centre, {axis} axis")
-             for axis, value in zip("xyz", arm.platform.inertia)]
+    rows += [Parameter("platform.mass", arm.platform.mass, "kg", "mass of the platform (end effector)",
+                       range=ranges["mass"])]
+    rows += [Parameter(f"platform.inertia.{axis}", value, "kg.m2", f"platform inertia about its centre, {axis} axis",
+                       range=ranges["inertia"]) for axis, value in zip("xyz", arm.platform.inertia)]
     rows += [
-        Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)"),
+        Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)",
+                  range=ranges["rotor_inertia"]),
         Parameter("motor.gear_ratio", arm.motor.gear_ratio, "1",
-                  "gear ratio of each motor (motor turns per link turn)"),
+                  "gear ratio of each motor (motor turns per link turn)", range=ranges["gear_ratio"]),
         Parameter("motor.viscous_friction", arm.motor.viscous_friction, "N.m.s/rad",
-                  "viscous friction of each motor (joint side)"),
-        Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates"),
-        Parameter("damping.beta", arm.elements.rayleigh[1], "s", "Rayleigh damping beta K of the elastic rates"),
+                  "viscous friction of each motor (joint side)", range=ranges["viscous_friction"]),
+        Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates",
+                  range=ranges["alpha"]),
+        Parameter("damping.beta", arm.elements.rayleigh[1], "s", "Rayleigh damping beta K of the elastic rates",
+                  range=ranges["beta"]),
     ]
     return rows
 

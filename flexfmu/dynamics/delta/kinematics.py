@@ -188,7 +188,7 @@ class DeltaKinematics:
             If a chain cannot reach ``position``, or the pose is singular.
         """
         position = np.asarray(position, float).ravel()
-        theta, rate, lines, paths = self._motion.every(position, velocity)
+        theta, rate, lines, paths = self._motion.results(position, velocity)
         if not np.all(np.isfinite(theta)):
             chains = [k + 1 for k in range(3) if not np.isfinite(theta[k])]
             raise KinematicsError(f"platform position {_show(position)} m is outside the workspace: chain "

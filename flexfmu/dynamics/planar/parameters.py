@@ -8,32 +8,36 @@ from __future__ import annotations
 from flexfmu.dynamics.metadata import Parameter
 from flexfmu.dynamics.parameters import envelope_parameters, joint_parameters
 from flexfmu.spec.arm import Arm, FlexibleLink
+from flexfmu.spec.ranges import DAMPING_RATIO, LUMPED_POSITION, RANGES, com_range
 
 
 def _link_parameters(i: int, link) -> list[Parameter]:
     prefix = f"link[{i}]"
-    rows = [Parameter(f"{prefix}.length", link.length, "m", f"length of link {i}", tunable=False)]
+    rows = [Parameter(f"{prefix}.length", link.length, "m", f"length of link {i}", tunable=False, range=RANGES["length"])]
     if isinstance(link, FlexibleLink):
         rows += [
-            Parameter(f"{prefix}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}"),
-            Parameter(f"{prefix}.EI", link.EI, "N.m2", f"bending stiffness E*I of link {i}"),
+            Parameter(f"{prefix}.mass_per_length", link.mass_per_length, "kg/m", f"mass per unit length of link {i}",
+                      range=RANGES["mass_per_length"]),
+            Parameter(f"{prefix}.EI", link.EI, "N.m2", f"bending stiffness E*I of link {i}", range=RANGES["EI"]),
         ]
         if link.modes.damping_kind == "ratio":
-            name, unit, what = "damping_ratio", "1", "modal damping ratio"
+            name, unit, what, allowed = "damping_ratio", "1", "modal damping ratio", DAMPING_RATIO
         else:
             name, unit, what = "damping_coefficient", "N.s/m", "modal damping coefficient"
+            allowed = RANGES["damping_coefficient"]
         rows += [
-            Parameter(f"{prefix}.{name}[{k}]", d, unit, f"{what} of mode {k} of link {i}")
+            Parameter(f"{prefix}.{name}[{k}]", d, unit, f"{what} of mode {k} of link {i}", range=allowed)
             for k, d in enumerate(link.modes.damping, start=1)
         ]
     else:
         rows += [
-            Parameter(f"{prefix}.mass", link.mass, "kg", f"mass of link {i}"),
+            Parameter(f"{prefix}.mass", link.mass, "kg", f"mass of link {i}", range=RANGES["mass"]),
             Parameter(f"{prefix}.com.x", link.com[0], "m", f"centre of mass of link {i}, along the link",
-                      tunable=False),
+                      tunable=False, range=com_range(link.length)),
             Parameter(f"{prefix}.com.y", link.com[1], "m", f"centre of mass of link {i}, across the link",
-                      tunable=False),
-            Parameter(f"{prefix}.inertia", link.inertia, "kg.m2", f"rotary inertia of link {i} about its centre of mass"),
+                      tunable=False, range=com_range(link.length)),
+            Parameter(f"{prefix}.inertia", link.inertia, "kg.m2", f"rotary inertia of link {i} about its centre of mass",
+                      range=RANGES["inertia"]),
         ]
     return rows
 
@@ -41,8 +45,8 @@ def _link_parameters(i: int, link) -> list[Parameter]:
 def arm_parameters(arm: Arm) -> list[Parameter]:
     """Return the ordered parameter table of ``arm`` with nominal values."""
     rows = [
-        Parameter("gravity.x", arm.gravity[0], "m/s2", "gravity along the base x axis"),
-        Parameter("gravity.y", arm.gravity[1], "m/s2", "gravity along the base y axis"),
+        Parameter("gravity.x", arm.gravity[0], "m/s2", "gravity along the base x axis", range=RANGES["gravity"]),
+        Parameter("gravity.y", arm.gravity[1], "m/s2", "gravity along the base y axis", range=RANGES["gravity"]),
     ]
     for i, link in enumerate(arm.links, start=1):
         rows += _link_parameters(i, link)
@@ -51,12 +55,14 @@ def arm_parameters(arm: Arm) -> list[Parameter]:
         prefix = f"lumped_mass[{k}]"
         rows += [
             Parameter(f"{prefix}.position", lumped.position, "1",
-                      f"position x/L of lumped mass {k} on link {lumped.link}", tunable=False),
-            Parameter(f"{prefix}.mass", lumped.mass, "kg", f"mass of lumped mass {k}"),
-            Parameter(f"{prefix}.inertia", lumped.inertia, "kg.m2", f"rotary inertia of lumped mass {k}"),
+                      f"position x/L of lumped mass {k} on link {lumped.link}", tunable=False, range=LUMPED_POSITION),
+            Parameter(f"{prefix}.mass", lumped.mass, "kg", f"mass of lumped mass {k}", range=RANGES["added_mass"]),
+            Parameter(f"{prefix}.inertia", lumped.inertia, "kg.m2", f"rotary inertia of lumped mass {k}",
+                      range=RANGES["added_inertia"]),
         ]
     rows += [
-        Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link"),
-        Parameter("payload.inertia", arm.payload.inertia, "kg.m2", "payload rotary inertia"),
+        Parameter("payload.mass", arm.payload.mass, "kg", "payload mass at the tip of the last link",
+                  range=RANGES["added_mass"]),
+        Parameter("payload.inertia", arm.payload.inertia, "kg.m2", "payload rotary inertia", range=RANGES["added_inertia"]),
     ]
     return rows + envelope_parameters(arm)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexfmu.control.run_figures import ENVELOPE_LEFT, ENVELOPE_PEAK
 from flexfmu.dynamics.metadata import ENVELOPE, ENVELOPE_FLAG
 
-LEFT_AT, PEAK = "envelope.left_at_s", "envelope.peak_fraction"  # the columns of a table row
+LEFT_AT, PEAK = ENVELOPE_LEFT, ENVELOPE_PEAK  # the columns of a table row, as the closed-loop FMU's figures name them
 
 
 def envelope_outputs(model) -> list[str]:

@@ -16,8 +16,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 
+from flexfmu.control.cost import end_effector
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE
-from flexfmu.harness.reports.figures import end_effector
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -18,7 +18,8 @@ from tqdm import tqdm
 
 
 class Progress:
-    """``progress(done, total, what="")`` callable for one labelled piece of work counted in ``unit``s."""
+    """``progress(done, total, what="")`` callable for one labelled piece of work counted in ``unit``s (samples
+    are ``step``, a campaign's points ``point``)."""
 
     def __init__(self, label: str, stream=None, unit: str = "step"):
         self.label, self.stream, self.unit = label, stream or sys.stderr, unit

@@ -7,8 +7,11 @@ unreduced arm too (compared with the reference alone: the reduction error,
 apart from every run's integration error), the
 native C FMU (FMI 2.0) by co-simulation and by model exchange (FMPy's CVode),
 the same model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU (the graph under the native FMU's fixed-step scheme, on a
-short horizon) and, for closed-loop scenarios, the native FMU driven by the
-scenario's controller exported as an FMU. Adding a run is one row: a name,
+short horizon), the closed-loop FMU (the plant and the scenario's controller
+compiled together, ``flexfmu.targets.loop``: the compiled loop that sweeps
+and tuning starts run, checked here against the Python loop of
+``native-cs`` to round-off) and, for closed-loop scenarios, the native FMU
+driven by the scenario's controller exported as an FMU. Adding a run is one row: a name,
 the fixed-step scheme it integrates (runs of one scheme are compared to
 round-off, see ``flexfmu.harness.reports.compare``), a function of the case setup,
 and optionally a shorter horizon. FMUs are built once per arm and settings
@@ -36,6 +39,7 @@ from flexfmu.harness.reports.figures import scenario_figures
 from flexfmu.harness.reports.plots import plot_scenario
 from flexfmu.harness.reports.report import plot_file, plot_runs, write_report
 from flexfmu.harness.running import fmu_cache
+from flexfmu.harness.running.loop_case import LoopCase
 from flexfmu.harness.running.progress import Progress
 from flexfmu.harness.running.reference import reference_run
 from flexfmu.harness.running.runner import FmuController, run_fmu
@@ -56,6 +60,10 @@ def _python_fmu(case) -> Path:
     return fmu_cache.python_fmu(case.arm_file, case.scenario.step)
 
 
+def _loop_fmu(case) -> Path:
+    return fmu_cache.loop_fmu(case.fmu_arm or case.model.arm, case.scenario)
+
+
 def _controllerfmu_file(case) -> Path:
     if case.scenario_file is None:
         raise ValueError("a scenario given as loaded data (no file) has no controller FMU")
@@ -64,7 +72,7 @@ def _controllerfmu_file(case) -> Path:
 
 # FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.running.fmu_cache)
 FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu("fmi2"), "fmi3": _native_fmu("fmi3"),
-                                     "python": _python_fmu, "controller": _controllerfmu_file}
+                                     "python": _python_fmu, "controller": _controllerfmu_file, "loop": _loop_fmu}
 PER_ARM = ("native", "fmi3")  # FMU kinds that depend on the arm only, not on the scenario
 
 
@@ -192,6 +200,14 @@ def _python(case: CaseSetup, progress, horizon):
     return case.fmu_run("python", "cs", progress, horizon)
 
 
+def _loop(case: CaseSetup, progress, horizon):
+    loop = LoopCase.of(case.model, case.scenario, case.fmu("loop"))
+    result = (loop if horizon is None else loop.shortened(horizon)).trajectory({}, case.record)
+    if progress:  # optional, as for the other runs (a cross-check counts runs, not samples)
+        progress(len(result.time), len(result.time))
+    return result
+
+
 def _controller_fmu(case: CaseSetup, progress, horizon):
     with FmuController(case.fmu("controller"), case.controller.inputs, case.controller.outputs) as controller:
         return case.fmu_run("native", "cs", progress, horizon, controller)
@@ -206,6 +222,7 @@ RUNS: dict[str, Run] = {run.name: run for run in (
     Run("fmi3-cs", FMU_SCHEME, _native("cs", "fmi3"), ("fmi3",)),
     Run("fmi3-me", None, _native("me", "fmi3"), ("fmi3",)),
     Run("pythonfmu-cs", FMU_SCHEME, _python, ("python",), horizon=PYTHONFMU_HORIZON),
+    Run("loop-fmu", FMU_SCHEME, _loop, ("loop",)),
     Run("controller-fmu", FMU_SCHEME, _controller_fmu, ("native", "controller"),
         applies=lambda case: not case.controller.open_loop),
 )}

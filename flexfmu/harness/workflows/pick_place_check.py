@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.controllers import SampledController
+from flexfmu.control.cost import end_effector
 from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.control.reference_kinds import delta_kinematics
 from flexfmu.harness.reports.envelope import envelope_lines, envelope_outputs, envelope_summary
-from flexfmu.harness.reports.figures import end_effector
 from flexfmu.harness.reports.plots import plot_pick_place
 from flexfmu.harness.running.fmu_cache import native_fmu
 from flexfmu.harness.running.runner import run_fmu

@@ -6,9 +6,13 @@ as the exported FMU runs it, is minimised with its exact adjoint gradient
 with the scenario's gains, and always over a horizon that covers the
 settling after the move, with the law's position gains kept away from zero
 and the loop kept stable at rest along the move with at least half the
-scenario's gains' margin (the rules of ``flexfmu.control.tuning``). With several starts (``starts``), each is a task
-of a campaign on Dask workers and the best result that keeps the limits
-wins. Then the plant FMU is exported with the same integrator and step and
+scenario's gains' margin (the rules of ``flexfmu.control.tuning``). With
+several starts (``starts``), each is a task of a campaign on Dask workers,
+and each start's tuned gains are run at once through the scenario's
+closed-loop FMU (``flexfmu.targets.loop``, the compiled loop, one run for
+all three terms): the best start whose FMU run keeps the limits and whose
+tuning keeps the margin wins. Then the plant FMU is exported with the same
+integrator and step and
 both gain sets are run through it, so the report shows what the FMU does
 next to what the optimiser predicted, term by term: tracking, vibration and
 effort apart, and the peak tracking error. Writes ``tuned.json``,
@@ -28,8 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.closed_loop import ClosedLoop
-from flexfmu.control.cost import CostWeights, cost_terms
+from flexfmu.control.cost import TERMS, CostWeights, cost_terms, weight_vector
 from flexfmu.control.laws import LAWS
+from flexfmu.control.run_figures import term_figure
 from flexfmu.control.tuning import TuningError, gain_bounds, required_decay, tune, tuning_horizon
 from flexfmu.dynamics.metadata import JOINT_ANGLE
 from flexfmu.harness.reports.envelope import envelope_lines, envelope_summary
@@ -247,7 +252,8 @@ def start_points(gains: dict, names: list[str], count: int, seed: int = 0) -> li
 
 @dataclass(frozen=True)
 class StartSetup:
-    """What every start of a multi-start tuning shares (sent to each worker once)."""
+    """What every start of a multi-start tuning shares (sent to each worker once): the tuning's settings,
+    and the closed-loop FMU (an FmuFile) with its LoopCase that checks each start's tuned gains."""
 
     arm: object
     scenario: object
@@ -258,11 +264,14 @@ class StartSetup:
     limits: tuple  # (term, bound) pairs
     bounds: tuple  # (gain, (low, high)) pairs
     decay: float  # the slowest decay rate to keep, 1/s
+    case: object
+    fmu: object
 
 
 def tune_start(point: dict, setup: StartSetup) -> dict:
-    """Tune from the gains ``point`` on a worker; returns the tuned gains (``tuned.NAME``), the
-    predicted cost and terms, and whether the limits and the stability margin hold.
+    """Tune from the gains ``point`` on a worker and run the tuned gains through the closed-loop FMU; returns the
+    tuned gains (``tuned.NAME``), the predicted cost, the FMU's cost (``fmu cost``) and terms, and whether the
+    limits hold on the FMU and the tuning kept the stability margin.
 
     Parameters
     ----------
@@ -274,11 +283,13 @@ def tune_start(point: dict, setup: StartSetup) -> dict:
     limits = dict(setup.limits)
     result = tune(loop, point, list(setup.names), dict(setup.bounds), max_iterations=setup.max_iterations,
                   limits=limits, decay=setup.decay)
-    terms = loop.terms(list(result.tuned.values()))
+    run = setup.case.at(setup.fmu.path()).run({f"controller.{name}": value for name, value in result.tuned.items()})
+    terms = {term: run.outputs[term_figure(term)] for term in TERMS}
     kept = all(terms[term] <= bound * (1 + 1e-6) for term, bound in limits.items()) and \
         result.decay_tuned >= setup.decay * (1 - 1e-6)
     return ({f"tuned.{name}": value for name, value in result.tuned.items()}
-            | {"cost": result.cost_tuned, "limits_kept": kept, "iterations": len(result.history) - 1}
+            | {"cost": result.cost_tuned, "fmu cost": float(weight_vector(setup.weights) @ list(terms.values())),
+               "limits_kept": kept, "iterations": len(result.history) - 1}
             | {f"{term}": value for term, value in terms.items()})
 
 
@@ -287,24 +298,32 @@ def _multi_start(model, scenario, names, out, weights, integrator, max_iteration
     """The best of ``starts`` tunings (lowest cost among those keeping the limits), as a TuningResult,
     and every start's row."""
     from flexfmu.control.tuning import TuningResult
-    from flexfmu.harness.campaigns.campaign import CampaignSettings, run_campaign
+    from flexfmu.harness.campaigns.campaign import CampaignSettings, FmuFile, run_campaign
+    from flexfmu.harness.running.fmu_cache import loop_fmu
+    from flexfmu.harness.running.loop_case import LoopCase
+    from flexfmu.targets.platforms import host_platform
 
     law = scenario.law(model)
     points = start_points(dict(law.gains), names, starts)
-    announce(f"{starts} starts as a campaign (table in {out / 'starts'})")
+    step = _loop(model, scenario, weights, integrator).internal_step
+    fmu = loop_fmu(model.arm, scenario, ExportSettings(integrator=integrator, internal_step=step,
+                                                       platforms=(host_platform(),)))
+    announce(f"{starts} starts as a campaign, each checked on the closed-loop FMU (table in {out / 'starts'})")
     setup = StartSetup(model.arm, scenario, tuple(names), weights, integrator, max_iterations,
-                       tuple(limits.items()), tuple(bounds.items()), decay)
-    rows = run_campaign(points, tune_start, out / "starts", campaign or CampaignSettings(), "tuning starts", (setup,))
+                       tuple(limits.items()), tuple(bounds.items()), decay,
+                       LoopCase.of(model, scenario, fmu, integrator, step), FmuFile.of(fmu))
+    rows = run_campaign(points, tune_start, out / "starts", campaign or CampaignSettings(), "tuning starts", (setup,),
+                        batch=1)
     write_table(rows, out / "starts" / "results.csv")
     good = [row for row in rows if row["status"] == "ok" and row["limits_kept"]] or \
         [row for row in rows if row["status"] == "ok"]
     if not good:
         raise TuningError(f"every one of the {starts} starts failed; the first: {rows[0]['error']}")
-    best = min(good, key=lambda row: row["cost"])
+    best = min(good, key=lambda row: row["fmu cost"])
     tried = [{"start": {name: row[name] for name in law.gains}, "tuned": {name: row.get(f"tuned.{name}") for name in
                                                                           law.gains},
-              "cost": row.get("cost"), "limits_kept": row.get("limits_kept"), "status": row["status"],
-              "error": row["error"]} for row in rows]
+              "cost": row.get("cost"), "fmu_cost": row.get("fmu cost"), "limits_kept": row.get("limits_kept"),
+              "status": row["status"], "error": row["error"]} for row in rows]
     tuned = {name: best[f"tuned.{name}"] for name in law.gains}
     return TuningResult(list(names), {name: best[name] for name in law.gains}, tuned, float("nan"), best["cost"],
                         f"best of {starts} starts", [best["cost"]], 0), tried

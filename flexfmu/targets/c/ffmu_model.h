@@ -12,6 +12,10 @@
  *
  * States are x = [q; qd] (nx = 2 nq), q the coordinates that are states (the
  * angle of a prescribed joint is an input, with its rate and acceleration).
+ * A sampled system (a plant with its controller, flexfmu/targets/loop.py)
+ * appends nd discrete states: x = [q; qd; d], nx = 2 nq + nd. They change
+ * only in the step function (one controller sample per internal step) and
+ * are constant in between, so their derivatives are zero; a plant has nd = 0.
  * Value references are fixed by category
  * (FFMU_VR_BLOCK apart) and index, so they are stable across rebuilds:
  *   parameter k        FFMU_VR_PARAMETER    + k   (k = 0 .. np-1)
@@ -80,6 +84,8 @@ typedef struct {
     const int *envelope_output;        /* indices into y */
     const int *envelope_limit;         /* indices into p */
     const char *const *envelope_label; /* "tip deflection of link 2 relative to its length" */
+
+    int nd; /* discrete states at the end of x (see the top of this file); 0 for a plant */
 } ffmu_model;
 
 /* Defined in the generated model_data.c. */
