@@ -1,19 +1,38 @@
-"""Campaign benchmark: points per second of a 200-point sweep on 1 and 2 Dask workers.
+"""Campaign benchmark: the closed-loop FMU's points per second, its scaling over Dask workers, the README's Monte-Carlo.
 
-The sweep: yu_chen_2dof in pd_circle shortened to 2 s (2000 samples through
-the co-simulation FMU per point), payload.mass over 20 values times kp over
-10. Each run starts its own LocalCluster (included in the wall time, as a
-user's command pays it) and a fresh campaign folder; the FMU is built once
-beforehand (cached). The figure is the ratio of the two rates: on a machine
-with two idle cores, close to 2.
+1. Per point, in one process: yu_chen_2dof in pd_circle shortened to 2 s
+   (2000 controller samples), payload.mass and kp varied. The compiled loop
+   (the scenario's closed-loop FMU, one fmi2DoStep per point, the figures
+   folded in by the FMU) against the Python loop (the plant FMU stepped by
+   FMPy, the law called from Python, the figures by numpy from the samples):
+   median ms per point, points per second per worker (target: at least 50),
+   and the largest relative difference of the two loops' figures on the
+   same points (target: round-off).
+2. Scaling: a sweep of --scaling-points points (default 1000) of the same
+   kind on a local Dask cluster of 1 and of 2 workers, each started for the
+   campaign: wall time (cluster start and stop included, as a command pays
+   them) and the throughput while points flow (first row to last row);
+   the ratio of 2 workers to 1 (target: at least 1.8).
+3. The README's Monte-Carlo sweep (10,000 points), run as the README
+   writes it, with its progress bar: wall time (target: minutes).
 
-Usage: python benchmarks/campaign.py [--workers 1 2] [--duration 2] [--json benchmarks/results/campaign.json]
+The machine is shared: the figures are medians and ratios from one run, and
+the JSON records the load average before and after (under load the figures
+are the load's as much as flexfmu's).
+
+Usage: python benchmarks/campaign.py [--points 200] [--python-points 10] [--scaling-points 1000]
+                                     [--skip-monte-carlo] [--json benchmarks/results/campaign.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
+import re
+import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -21,42 +40,165 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np  # noqa: E402
+
 from benchmarks.machine import describe  # noqa: E402
-from flexfmu import load_arm  # noqa: E402
-from flexfmu.data import resolve_arm, resolve_scenario  # noqa: E402
-from flexfmu.harness.campaigns.campaign import CampaignSettings  # noqa: E402
-from flexfmu.harness.running.fmu_cache import native_fmu  # noqa: E402
-from flexfmu.harness.workflows.sweep import grid_points, run_sweep  # noqa: E402
+from flexfmu import build_model, load_arm  # noqa: E402
+from flexfmu.control.cost import cost_signals, cost_terms, end_effector  # noqa: E402
+from flexfmu.control.scenario import load_scenario  # noqa: E402
+from flexfmu.harness.campaigns.campaign import CampaignSettings, FmuFile, run_campaign  # noqa: E402
+from flexfmu.harness.reports.envelope import envelope_outputs  # noqa: E402
+from flexfmu.harness.reports.figures import scenario_figures  # noqa: E402
+from flexfmu.harness.running.fmu_cache import loop_fmu, native_fmu  # noqa: E402
+from flexfmu.harness.running.loop_case import LoopCase  # noqa: E402
+from flexfmu.harness.running.runner import run_fmu  # noqa: E402
+from flexfmu.harness.workflows.sweep import SweepSetup, sweep_task  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DURATION = 2.0
+TARGETS = {"points per second per worker": 50.0, "2 workers / 1 worker": 1.8}
+
+
+def points(count: int, seed: int = 0) -> list[dict]:
+    """``count`` points: payload.mass uniform in [0, 0.5] kg, kp uniform in [80, 170]."""
+    rng = np.random.default_rng(seed)
+    return [{"payload.mass": float(m), "kp": float(k)} for m, k in zip(rng.uniform(0, 0.5, count),
+                                                                        rng.uniform(80, 170, count))]
+
+
+def python_loop(model, scenario, point: dict) -> dict:
+    """The figures of ``point`` through the plant FMU stepped from Python (the independent check)."""
+    controller = scenario.build_controller(model, {"kp": point["kp"]})
+    varied = {"payload.mass": point["payload.mass"]}
+    start = scenario.start_values(model, model.parameter_vector(varied)) | varied
+    record = list(dict.fromkeys([*cost_signals(model), *end_effector(model), *envelope_outputs(model)]))
+    result = run_fmu(native_fmu(model.arm), model, controller, scenario.grid(), start, "cs", record)
+    reference = scenario.reference(model)
+    return cost_terms(model, result, reference, scenario.step) | scenario_figures(result, model, reference)
+
+
+def per_point(case: LoopCase, model, scenario, count: int, python_count: int) -> dict:
+    """Median time per point of the compiled and the Python loop, and the largest figure difference."""
+    sample = points(count)
+    case = case.holding(model, scenario, sample)  # each point's equilibrium, solved here as a sweep does
+    case.row(sample[0])  # unpack and instantiate once, as a worker does
+    compiled = []
+    for point in sample:
+        began = time.perf_counter()
+        case.row(point)
+        compiled.append(time.perf_counter() - began)
+    python, worst = [], 0.0
+    for point in sample[:python_count]:
+        began = time.perf_counter()
+        expected = python_loop(model, scenario, point)
+        python.append(time.perf_counter() - began)
+        row = case.row(point)
+        worst = max(worst, max(abs(row[k] - v) / max(abs(v), 1e-300) for k, v in expected.items()))
+    median, python_median = float(np.median(compiled)), float(np.median(python))
+    return {"points": count, "compiled_ms_median": 1e3 * median, "compiled_ms_min": 1e3 * min(compiled),
+            "points_per_s_per_worker": 1.0 / median, "python_points": python_count,
+            "python_ms_median": 1e3 * python_median, "speedup": python_median / median,
+            "largest_relative_difference_of_figures": worst}
+
+
+def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dict:
+    """Wall time and throughput of ``count`` points on a fresh local cluster of ``workers`` (their start values
+    solved beforehand, as a sweep does)."""
+    arrivals = []
+    sample = points(count, seed=workers)
+    setup = dataclasses.replace(setup, case=setup.case.holding(model, scenario, sample))
+
+    def keep(key, row):
+        arrivals.append(time.perf_counter())
+        return row
+
+    with tempfile.TemporaryDirectory(prefix="flexfmu-bench-campaign-") as tmp:
+        began = time.perf_counter()
+        rows = run_campaign(sample, sweep_task, Path(tmp), CampaignSettings(workers=workers),
+                            f"{workers} worker(s)", (setup,), keep=keep)
+        wall = time.perf_counter() - began
+    first = arrivals[0]
+    flowing = sum(1 for t in arrivals if t > first)
+    return {"workers": workers, "points": count, "ok": sum(row["status"] == "ok" for row in rows), "wall_s": wall,
+            "points_per_s_wall": count / wall, "first_row_after_s": first - began,
+            "points_per_s_flowing": flowing / (arrivals[-1] - first)}
+
+
+def readme_monte_carlo() -> tuple[str, str]:
+    """(the distributions file, the sweep command) of the README's Monte-Carlo example."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"benchmarks/campaign\.py runs this.*?```sh\n(.*?)```", text, re.DOTALL).group(1)
+    distributions = re.search(r"<<'EOF'\n(.*?)EOF\n", block, re.DOTALL).group(1)
+    command = next(line for line in block.splitlines() if line.startswith("flexfmu sweep"))
+    return distributions, command
+
+
+def monte_carlo() -> dict:
+    """Run the README's Monte-Carlo sweep in a temporary folder; its wall time and result."""
+    distributions, command = readme_monte_carlo()
+    with tempfile.TemporaryDirectory(prefix="flexfmu-bench-monte-carlo-") as tmp:
+        (Path(tmp) / "payload.toml").write_text(distributions)
+        args = shlex.split(command)
+        args[0] = str(Path(sys.executable).parent / "flexfmu")
+        began = time.perf_counter()
+        done = subprocess.run(args, cwd=tmp, capture_output=True, text=True, check=False)  # its exit status is a figure
+        wall = time.perf_counter() - began
+        rows = (Path(tmp) / "out" / "monte-carlo" / "results.csv").read_text().splitlines()[1:]
+    samples = int(re.search(r"--samples (\d+)", command).group(1))
+    return {"command": command, "exit_status": done.returncode, "points": samples, "rows": len(rows),
+            "wall_s": wall, "points_per_s": samples / wall, "last_line": done.stdout.strip().splitlines()[-1]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--duration", type=float, default=2.0)
+    parser.add_argument("--points", type=int, default=200, help="points timed in one process")
+    parser.add_argument("--python-points", type=int, default=10, help="of them, run through the Python loop too")
+    parser.add_argument("--scaling-points", type=int, default=1000)
+    parser.add_argument("--skip-monte-carlo", action="store_true")
     parser.add_argument("--json", default="benchmarks/results/campaign.json")
     args = parser.parse_args()
-    machine = describe()
-    points = grid_points([("payload.mass", [0.05 * k for k in range(20)]), ("kp", [50.0 + 15.0 * k for k in range(10)])])
-    native_fmu(load_arm("yu_chen_2dof"))
-    runs = []
-    for workers in args.workers:
-        with tempfile.TemporaryDirectory(prefix="flexfmu-bench-campaign-") as tmp:
-            began = time.perf_counter()
-            rows = run_sweep(resolve_arm("yu_chen_2dof"), resolve_scenario("pd_circle"), points, Path(tmp),
-                             CampaignSettings(workers=workers), args.duration)
-            wall = time.perf_counter() - began
-        ok = sum(row["status"] == "ok" for row in rows)
-        runs.append({"workers": workers, "points": len(points), "ok": ok, "wall_s": wall,
-                     "points_per_s": len(points) / wall})
-        print(f"{workers} worker(s): {len(points)} points ({ok} ok) in {wall:.1f} s, {len(points) / wall:.2f} points/s",
-              flush=True)
-    ratio = runs[-1]["points_per_s"] / runs[0]["points_per_s"]
-    print(f"ratio {args.workers[-1]} / {args.workers[0]} workers: {ratio:.2f}")
+    load_before = os.getloadavg()
+    scenario = dataclasses.replace(load_scenario("pd_circle"), duration=DURATION)
+    arm = load_arm(scenario.arm_path)
+    model = build_model(arm)
+    fmu = loop_fmu(arm, scenario)
+    native_fmu(arm)
+    case = LoopCase.of(model, scenario, fmu)
+
+    single = per_point(case, model, scenario, args.points, args.python_points)
+    print(f"per point ({DURATION:g} s pd_circle, one process): compiled loop {single['compiled_ms_median']:.2f} ms "
+          f"(median of {args.points}), {single['points_per_s_per_worker']:.1f} points/s per worker; Python loop "
+          f"{single['python_ms_median']:.0f} ms (median of {args.python_points}), {single['speedup']:.0f}x; "
+          f"largest relative difference of the figures {single['largest_relative_difference_of_figures']:.1e}",
+          flush=True)
+
+    setup = SweepSetup(case, FmuFile.of(fmu))
+    runs = [scaling(setup, model, scenario, args.scaling_points, workers) for workers in (1, 2)]
+    for run in runs:
+        print(f"{run['workers']} worker(s): {run['points']} points ({run['ok']} ok) in {run['wall_s']:.1f} s "
+              f"({run['points_per_s_wall']:.1f} points/s with the cluster's start; first row after "
+              f"{run['first_row_after_s']:.1f} s, then {run['points_per_s_flowing']:.1f} points/s)", flush=True)
+    ratio_flowing = runs[1]["points_per_s_flowing"] / runs[0]["points_per_s_flowing"]
+    ratio_wall = runs[1]["points_per_s_wall"] / runs[0]["points_per_s_wall"]
+    print(f"2 workers / 1: {ratio_flowing:.2f} while points flow, {ratio_wall:.2f} with the cluster's start")
+
+    mc = None if args.skip_monte_carlo else monte_carlo()
+    if mc:
+        print(f"README Monte-Carlo: {mc['points']} points in {mc['wall_s']:.0f} s ({mc['points_per_s']:.0f} points/s, "
+              f"exit {mc['exit_status']}): {mc['last_line']}")
+    load_after = os.getloadavg()
+    print(f"load average (1, 5, 15 min) before {load_before}, after {load_after} on {os.cpu_count()} cores"
+          + ("; the machine is loaded: the figures are under load" if max(load_before[0], load_after[0]) > 1.0
+             else ""))
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": machine, "sweep": {"arm": "yu_chen_2dof", "scenario": "pd_circle",
-                                                             "duration_s": args.duration, "points": len(points)},
-                               "runs": runs, "ratio": ratio}, indent=2) + "\n")
+    out.write_text(json.dumps({
+        "machine": describe(), "load_average_before": list(load_before), "load_average_after": list(load_after),
+        "sweep": {"arm": "yu_chen_2dof", "scenario": "pd_circle", "duration_s": DURATION,
+                  "varied": {"payload.mass": [0.0, 0.5], "kp": [80.0, 170.0]}},
+        "per_point": single, "scaling": runs, "ratio_2_to_1_flowing": ratio_flowing, "ratio_2_to_1_wall": ratio_wall,
+        "monte_carlo": mc, "targets": TARGETS,
+    }, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 

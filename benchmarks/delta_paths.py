@@ -28,7 +28,7 @@ for name in ("delta_circle", "delta_pick_place"):
     ctl = sc.build_controller(m)
     rec = [f"deviation.{a}" for a in ("x", "y", "z", "roll", "pitch", "yaw")]
     t0 = time.time()
-    r = run_fmu(rep.path, m, ctl, sc.grid(), dict(sc.initial), "cs", rec)
+    r = run_fmu(rep.path, m, ctl, sc.grid(), sc.start_values(m), "cs", rec)
     wall = time.time() - t0
     t = r.time
     dev = {k: np.asarray(r[f"deviation.{k}"]) for k in ("x", "y", "z", "roll", "pitch", "yaw")}

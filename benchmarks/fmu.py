@@ -54,17 +54,27 @@ def compile_driver(source: Path, output: Path, *extra: str) -> None:
                    check=True)
 
 
+def fmu_path(work: Path, label: str, settings: ExportSettings) -> Path:
+    """Where :func:`measure` writes the FMU of ``label`` exported with ``settings``."""
+    return work / f"{label}_{settings.integrator}_{settings.internal_step}.fmu"
+
+
+def time_dostep(dostep: Path, library: Path, guid: str, count: int, repeats: int, inputs: int) -> tuple[float, float]:
+    """(median, minimum) ns per 1 ms fmi2DoStep of the FMU binary ``library`` over ``repeats`` runs of ``count``
+    steps, by the C driver ``dostep`` (time_dostep.c) setting ``inputs`` torques."""
+    out = subprocess.run([str(dostep), str(library), guid, "1e-3", str(count), str(repeats), str(inputs)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1])
+
+
 def measure(model, label: str, settings: ExportSettings, work: Path, count: int, repeats: int, dostep: Path) -> dict:
-    tag = f"{label}_{settings.integrator}_{settings.internal_step}"
-    fmu = work / f"{tag}.fmu"
+    fmu = fmu_path(work, label, settings)
     report = export_fmu(model, fmu, settings)
-    unzipped = work / tag
+    unzipped = fmu.with_suffix("")
     with zipfile.ZipFile(fmu) as archive:
         archive.extractall(unzipped)
     library = unzipped / "binaries" / "linux64" / f"{model.arm.name}.so"
-    out = subprocess.run([str(dostep), str(library), report.guid, "1e-3", str(count), str(repeats),
-                          str(len(model.inputs))],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = time_dostep(dostep, library, report.guid, count, repeats, len(model.inputs))
     rhs_binary = unzipped / "time_rhs"
     sources = unzipped / "sources"
     compile_driver(HERE / "c" / "time_rhs.c", rhs_binary, f"-I{sources}", str(sources / "model_functions.c"))
@@ -74,7 +84,7 @@ def measure(model, label: str, settings: ExportSettings, work: Path, count: int,
         "arm": label, "integrator": settings.integrator, "states": 2 * len(model.coordinates),
         "internal_step_s": report.internal_step, "substeps_per_ms": round(1e-3 / report.internal_step),
         "omega_max_rad_s": report.omega_max, "codegen_s": report.codegen_s, "compile_s": report.compile_s,
-        "export_total_s": report.total_s, "dostep_ns_median": float(out[0]), "dostep_ns_min": float(out[1]),
+        "export_total_s": report.total_s, "dostep_ns_median": out[0], "dostep_ns_min": out[1],
         "rhs_ns_median": float(rhs[0]),
         "sources_kb": sum((sources / name).stat().st_size for name in GENERATED_SOURCES) / 1024,
     }

@@ -43,6 +43,7 @@ from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.identification import Identification  # noqa: E402
 from flexfmu.control.measurements import read_experiment  # noqa: E402
 from flexfmu.control.open_loop import OpenLoopRun  # noqa: E402
+from flexfmu.dynamics.equilibrium import rest_state  # noqa: E402
 
 ARM, DURATION, STEP = "yu_chen_2dof", 5.0, 1e-3
 MEASURED = ["joint[1].angle", "joint[2].angle", "link[1].deflection", "link[2].deflection"]
@@ -68,9 +69,9 @@ def write_data(model, truth, x0, path: Path) -> None:
         writer.writerows([repr(float(v)) for v in row] for row in np.column_stack([t, U, Y]))
 
 
-def bench(label: str, model, experiment, truth, x0, compile, repeats: int) -> dict:
+def bench(label: str, model, experiment, truth, x0, native: bool, repeats: int) -> dict:
     start = time.perf_counter()
-    identification = Identification(model, [experiment], list(truth), initial_states=[x0], compile=compile)
+    identification = Identification(model, [experiment], list(truth), initial_states=[x0], native=native)
     run = identification.runs[0]
     run.outputs_and_sensitivities(x0, experiment.inputs, model.nominal_parameters)  # builds (compiles) it
     setup = time.perf_counter() - start
@@ -93,24 +94,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    from flexfmu.harness.running.compiled_function import compiled_function
 
     machine = describe()
     start = time.perf_counter()
     model = build_model(load_arm(ARM))
     build_s = time.perf_counter() - start
     truth = {name: model.parameters[name] * factor for name, factor in FACTORS.items()}
-    x0 = model.start_state
-    x0[model.states.index(model.coordinates[0])] = -np.pi / 2
+    x0 = rest_state(model, {model.coordinates[0]: -np.pi / 2})
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "experiment.csv"
         write_data(model, truth, x0, data)
         experiment = read_experiment(data, model)
-        rows.append(bench("virtual machine", model, experiment, truth, x0, None, args.repeats))
+        rows.append(bench("virtual machine", model, experiment, truth, x0, False, args.repeats))
         os.environ["FLEXFMU_CACHE"] = str(Path(folder) / "cache")
-        rows.append(bench("compiled, cold cache", model, experiment, truth, x0, compiled_function, args.repeats))
-        rows.append(bench("compiled, warm cache", model, experiment, truth, x0, compiled_function, args.repeats))
+        rows.append(bench("compiled, cold cache", model, experiment, truth, x0, True, args.repeats))
+        rows.append(bench("compiled, warm cache", model, experiment, truth, x0, True, args.repeats))
     print(f"{ARM}: {len(FACTORS)} parameters from {DURATION:g} s of {1 / STEP:g} Hz data "
           f"({len(MEASURED)} outputs); Model built in {build_s:.2f} s")
     print("| run | setup s | fit s | total s | LM steps | sensitivity runs | forward s | sensitivities s "

@@ -43,6 +43,11 @@ TARGETS = {"canadarm2 build ms": 100.0, "canadarm2 export s": 15.0, "canadarm2 d
 
 def spatial_chain(links: int):
     """A spatial chain of ``links`` flexible aluminium tubes (0.5 m) on joints about z, y, z, ..."""
+    return arm_from_dict(spatial_chain_table(links))
+
+
+def spatial_chain_table(links: int) -> dict:
+    """The arm file of :func:`spatial_chain` as parsed TOML."""
     link = {
         "kind": "flexible", "length": 0.5, "mass_per_length": 0.6, "polar_inertia_per_length": 2e-4,
         "bending_y": {"EI": 60.0, "modes": {"family": "clamped-free", "count": 1, "damping_ratio": 0.01}},
@@ -51,8 +56,8 @@ def spatial_chain(links: int):
     }
     chain = [dict(link, joint={"axis": [0.0, 0.0, 1.0] if k % 2 == 0 else [0.0, 1.0, 0.0],
                                "rotor_inertia": 1e-4, "gear_ratio": 50.0}) for k in range(links)]
-    return arm_from_dict({"kind": "spatial", "name": f"spatial{links}", "gravity": [0.0, 0.0, -9.81],
-                          "link": chain, "payload": {"mass": 0.2}})
+    return {"kind": "spatial", "name": f"spatial{links}", "gravity": [0.0, 0.0, -9.81], "link": chain,
+            "payload": {"mass": 0.2}}
 
 
 def build_times(arm, repeats: int) -> tuple[float, float]:

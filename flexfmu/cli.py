@@ -28,6 +28,9 @@ from flexfmu.commands import (
 from flexfmu.errors import FlexfmuError
 
 COMMANDS = (info, simulate, export, validate, crosscheck, tune, plan, identify, demo, sweep, reproduce)
+DESCRIPTION = ("Flexible robot arms as differentiable dynamics: export them as FMUs, check the FMUs against a "
+               "reference, tune gains and plan moves on them. Each command's --help says more; docs/cli.md lists "
+               "them all.")
 
 
 class Parser(argparse.ArgumentParser):
@@ -40,7 +43,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser, with one sub-command per module of :data:`COMMANDS`."""
-    parser = Parser(prog="flexfmu", description=__doc__.split("\n\n")[0])
+    parser = Parser(prog="flexfmu", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:

@@ -100,17 +100,21 @@ def scenarios_table() -> str:
 
 
 def references_table() -> str:
-    """The scenario references (``[controller.reference]``) and motion profiles (``[motion]``), their keys."""
+    """The scenario controllers (``[controller]``), references (``[controller.reference]``) and motion
+    profiles (``[motion]``), their keys."""
+    from flexfmu.control.controllers import CONTROLLERS
     from flexfmu.control.motions import MOTIONS
     from flexfmu.control.reference_kinds import REFERENCES
 
-    rows = [[f"`[controller.reference]` `{row.name}`", row.summary,
-             "; ".join(f"`{key.name}`" + (f" ({key.unit})" if key.unit else "") for key in row.keys)]
-            for row in REFERENCES.values()]
-    rows += [[f"`[motion]` `{row.name}`", row.summary,
-              "; ".join(f"`{key.name}`" + (f" ({key.unit})" if key.unit else "") for key in row.keys)]
-             for row in MOTIONS.values()]
-    return _table(["kind", "what", "keys"], rows)
+    def keys(row) -> str:
+        return "; ".join(f"`{key.name}`" + (f" ({key.unit})" if key.unit not in ("", "1") else "")
+                         + ("" if key.required else " (optional)" if key.default is None else f" = {key.default!r}")
+                         for key in row.keys)
+
+    rows = [[f"`[{table}]` `{row.name}`", row.summary, keys(row)]
+            for table, registry in (("controller", CONTROLLERS), ("controller.reference", REFERENCES),
+                                    ("motion", MOTIONS)) for row in registry.values()]
+    return _table(["kind", "what", "keys (= default)"], rows)
 
 
 def reproductions_table() -> str:

@@ -1,4 +1,4 @@
-"""Shared fixtures: the example arms and their Models (built once per run)."""
+"""Shared fixtures: the example arms, their Models and their native FMUs (each built once per run)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import flexfmu
 from flexfmu.data import arm_names, resolve_arm
 
-# built FMUs and compiled references (flexfmu.harness.running.cache) go to a cache of this test session, shared by
+# built FMUs and compiled references (flexfmu.codegen.cache) go to a cache of this test session, shared by
 # its tests (and their subprocesses), not the user's
 os.environ["FLEXFMU_CACHE"] = tempfile.mkdtemp(prefix="flexfmu-test-cache-")
 
@@ -29,6 +29,27 @@ def example_model(name: str, method: str | None = None):
 @pytest.fixture(params=EXAMPLE_ARMS)
 def arm_name(request) -> str:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def example_fmu(tmp_path_factory):
+    """``example_fmu(name, settings=ExportSettings(), target="fmi2") -> ExportReport``: the example arm
+    ``name`` exported once per test session for each settings and target, whichever test asks first (a full
+    FMU build compiles the whole model, for win64 too where MinGW-w64 is present: seconds to a minute). The
+    file is shared: a test that alters an FMU works on a copy."""
+    from flexfmu.targets import ExportSettings, export
+
+    reports = {}
+
+    def exported(name: str, settings=None, target: str = "fmi2"):
+        settings = settings or ExportSettings()
+        key = (name, settings, target)
+        if key not in reports:
+            folder = tmp_path_factory.mktemp(f"{name}-{target}")
+            reports[key] = export(example_model(name), folder / f"{name}.fmu", settings, target)
+        return reports[key]
+
+    return exported
 
 
 @pytest.fixture(scope="session")

@@ -182,14 +182,19 @@ MUTATIONS = (set_number, set_number, set_number, set_number, delete_key, add_key
              user_shapes, change_count, multiply)
 
 
+def flipped(rng, raw: bytes) -> bytes:
+    """``raw`` with one to three random bytes set to random values."""
+    text = bytearray(raw)
+    for _ in range(int(rng.integers(1, 4))):
+        text[int(rng.integers(len(text)))] = int(rng.integers(256))
+    return bytes(text)
+
+
 def mutant(rng, arms: dict) -> tuple[str, dict | bytes]:
     """One mutant: ("dict", data) for arm_from_dict, or ("toml", bytes) for load_arm (one in ten)."""
     raw, data = arms[pick(rng, sorted(arms))]
     if rng.random() < 0.1:
-        text = bytearray(raw)
-        for _ in range(int(rng.integers(1, 4))):
-            text[int(rng.integers(len(text)))] = int(rng.integers(256))
-        return "toml", bytes(text)
+        return "toml", flipped(rng, raw)
     data = copy.deepcopy(data)
     for _ in range(int(rng.integers(1, 4))):
         pick(rng, MUTATIONS)(rng, data)

@@ -25,7 +25,7 @@ def test_info_json_lists_the_model(arm_name, capsys):
         expected += [f"theta[{j}]", f"der(theta[{j}])", f"der(theta[{j}],2)"] if joint["prescribed"] else [f"tau[{j}]"]
     assert [row["name"] for row in data["inputs"]] == expected
     assert data["states"] == [c["name"] for c in data["layout"] if not c["prescribed"]]
-    end_effector = ({"platform.x", "platform.y", "platform.z"} if "frequencies" in data  # a Delta robot
+    end_effector = ({"platform.x", "platform.y", "platform.z"} if data["kind"] == "delta"
                     else {"tip.x", "tip.y", "tip.ax", "tip.ay"})
     assert end_effector <= {row["name"] for row in data["outputs"]}
 
@@ -55,6 +55,40 @@ def test_simulate_writes_trajectory_plot_and_summary(tmp_path):
     assert (out / "simulation.png").stat().st_size > 10_000
     header = (out / "trajectory.csv").read_text().splitlines()[0]
     assert header.startswith("time [s],theta[1] [rad]")
+
+
+def test_simulate_says_when_the_run_leaves_the_validity_envelope(tmp_path, capsys):
+    """The README's own command: 0.2 N m on both rotors bends link 1 by 12.5 % of its length (the limit is
+    10 %): the console warns and summary.md and summary.json say when and how far."""
+    out = tmp_path / "sm"
+    assert main(["simulate", "subudhi_morris_2link", "--torque", "tau[1]=0.2,tau[2]=0.2", "--duration", "2",
+                 "--output-interval", "0.01", "--out", str(out)]) == 0
+    console = capsys.readouterr().out
+    assert "warning: left the validity envelope: the simulation at t = " in console
+    assert "largest: link[1].relative_deflection at 1.2" in console
+    summary = json.loads((out / "summary.json").read_text())
+    run = summary["envelope"]["runs"]["the simulation"]
+    assert 1.0 < run["left_at"] < 2.0 and run["peak_fraction"]["link[1].relative_deflection"] > 1.2
+    assert "Validity envelope: **left** by the simulation at t = " in (out / "summary.md").read_text()
+
+
+def test_the_top_level_help_is_plain_text(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and "Flexible robot arms" in text
+
+
+def test_validate_has_a_description_saying_which_checks_apply_to_a_python_backed_fmu(capsys):
+    assert main(["validate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "FMPy's checks" in text and "Python-backed FMU" in text and "those two checks are skipped" in text
+
+
+def test_tune_help_names_the_optimiser_that_max_iterations_drives(capsys):
+    assert main(["tune", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--max-iterations MAX_ITERATIONS iterations of the optimiser, SLSQP" in text
+    assert "L-BFGS-B" not in text
 
 
 def test_simulate_rejects_unknown_coordinate(tmp_path, capsys):
@@ -130,18 +164,22 @@ def test_every_subcommand_reports_a_bad_arm_in_one_line(command, case, workdir, 
     (["simulate", "rigid_2link", "--out", "a_file"], "'a_file' is a file"),
     (["simulate", "rigid_2link", "--out", "a_file/deeper"], "'a_file' is a file"),
     (["crosscheck", "rigid_2link", "--out", "a_file"], "'a_file' is a file"),
-    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--out", "a_file"], "'a_file' is a file"),
+    (["tune", "yu_chen_2dof", "--scenario", "pd_circle", "--params", "kp", "--out", "a_file"], "'a_file' is a file"),
     (["plan", "rigid_2link", "--from", "0,0", "--to", "1,1", "--time", "1", "--out", "a_file"], "'a_file' is a file"),
     (["demo", "--out", "a_file"], "'a_file' is a file"),
     (["reproduce", "--out", "a_file"], "'a_file' is a file"),
-    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kp=1", "--out", "a_file"], "'a_file' is a file"),
-    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kq=1,2"], "cannot vary kq"),
-    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--vary", "kp=3:1:2"], "--vary 'kp=3:1:2'"),
-    (["sweep", "rigid_2link", "--scenario", "pd_circle"], "nothing to sweep"),
-    (["sweep", "rigid_2link", "--scenario", "pd_circle", "--samples", "3"], "--samples and --distributions"),
-    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--limit", "wobble=1"],
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kp=1", "--out", "a_file"], "'a_file' is a file"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kq=1,2"], "cannot vary kq"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "kp=3:1:2"], "--vary 'kp=3:1:2'"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle"], "nothing to sweep"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "payload.mass=-1,0.5"],
+     "payload.mass = -1 kg is not in [0, 1e+06] kg"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--vary", "reference.radius=0.1,-0.1"],
+     "controller.reference.radius must be > 0 m, got -0.1"),
+    (["sweep", "yu_chen_2dof", "--scenario", "pd_circle", "--samples", "3"], "--samples and --distributions"),
+    (["tune", "yu_chen_2dof", "--scenario", "pd_circle", "--params", "kp", "--limit", "wobble=1"],
      "--limit 'wobble=1'"),
-    (["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--starts", "0"], "--starts must be >= 1"),
+    (["tune", "yu_chen_2dof", "--scenario", "pd_circle", "--params", "kp", "--starts", "0"], "--starts must be >= 1"),
     (["demo", "--workers", "-1"], "--workers must be >= 0"),
     (["validate", "nowhere.fmu"], "'nowhere.fmu' is not a file"),
     (["validate", "a_folder"], "'a_folder' is not a file"),
@@ -156,6 +194,10 @@ def test_every_subcommand_reports_a_bad_arm_in_one_line(command, case, workdir, 
     (["plan", "kuo_delta", "--scenario", "pd_circle"], "no inverted_u reference"),
     (["export", "rigid_2link", "-o", "x.fmu", "--target", "pythonfmu", "--interface", "me"], "--interface does not apply"),
     (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "4"], "invalid choice: '4'"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--target", "fmi2-loop"], "fmi2-loop needs --scenario"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--scenario", "pd_circle"], "--scenario does not apply to the target fmi2"),
+    (["export", "rigid_2link", "-o", "x.fmu", "--target", "fmi2-loop", "--scenario", "pd_circle", "--interface", "me"],
+     "--interface does not apply"),
     (["export", "rigid_2link", "-o", "x.fmu", "--fmi-version", "3", "--target", "fmi2"], "name different targets"),
     (["export", "rigid_2link", "-o", "x.fmu", "--platforms", "linux64,macos"], "--platforms"),
     (["export", "rigid_2link", "-o", "x", "--target", "sfunction", "--interface", "cs"], "--interface does not apply"),
@@ -183,7 +225,7 @@ UNWRITABLE = {
     "export": ["export", "rigid_2link", "-o", "/sys/flexfmu-test.fmu"],
     "simulate": ["simulate", "rigid_2link", "--out", "/sys/flexfmu-test"],
     "crosscheck": ["crosscheck", "rigid_2link", "--out", "/sys/flexfmu-test"],
-    "tune": ["tune", "rigid_2link", "--scenario", "pd_circle", "--params", "kp", "--out", "/sys/flexfmu-test"],
+    "tune": ["tune", "yu_chen_2dof", "--scenario", "pd_circle", "--params", "kp", "--out", "/sys/flexfmu-test"],
     "plan": ["plan", "rigid_2link", "--from", "0,0", "--to", "1,1", "--time", "1", "--out", "/sys/flexfmu-test"],
     "demo": ["demo", "--out", "/sys/flexfmu-test/deeper"],
 }
@@ -219,6 +261,7 @@ def test_an_unstable_step_is_refused_with_the_limit(workdir, capsys):
     status, err = run_cli(["export", "yu_chen_2dof", "-o", "x.fmu", "--step", "0.01"], capsys)
     assert status == 2 and "h * omega_max = 7.63 > 2.83" in err and "use a step <= 0.00371 s" in err
     assert "--allow-unstable-step" in err and not (workdir / "x.fmu").exists()
+    assert "the highest frequency of the dynamics as the FMU integrates them" in err
 
 
 def test_debug_shows_the_traceback(workdir):

@@ -6,21 +6,39 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
+import tomllib
+
+import casadi as ca
 import numpy as np
 import pytest
+
+import flexfmu
 
 from flexfmu.cli import main
 from flexfmu.commands._common import UsageError, parse_angles
 from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.cost import CostError, CostWeights, load_cost
 from flexfmu.control.laws import ControlLawError, build_law, rigid_selection
+from flexfmu.control.references import quintic_reference
 from flexfmu.control.scenario import load_scenario
-from flexfmu.control.tuning import TuningError, tune
+from flexfmu.control.tuning import (
+    TuningError,
+    gain_bounds,
+    required_decay,
+    tune,
+    tuning_horizon,
+)
 from flexfmu.harness.running.reference import integrate_held, labelled_result
-from flexfmu.harness.workflows.verify import fmu_closed_loop, fmu_gradient_fd, residual_tip_vibration
-from flexfmu.targets import ExportSettings, export_fmu
+from flexfmu.harness.workflows.verify import (
+    fmu_closed_loop,
+    fmu_gradient_fd,
+    residual_tip_vibration,
+)
 from tests.conftest import ARMS_DIR, example_model
+from tests.test_tables import scenario_file
+from tests.test_spatial_pipeline import SPACE_ARM
 
 VIBRATION_HEAVY = CostWeights(tracking=1.0, vibration=100.0, effort=1e-3)
 HOLD = lambda t: (np.zeros(2), np.zeros(2), np.zeros(2))  # noqa: E731
@@ -28,6 +46,16 @@ HOLD = lambda t: (np.zeros(2), np.zeros(2), np.zeros(2))  # noqa: E731
 
 def short(name: str, duration: float):
     return dataclasses.replace(load_scenario(name), duration=duration)
+
+
+def short_move(tmp_path, move_time: float, duration: float) -> str:
+    """A copy of quintic_ct whose move (to a third of its goal) takes ``move_time`` s, run for ``duration`` s."""
+    def change(data):
+        reference = data["controller"]["reference"]
+        reference.update(move_time=move_time, goal=[angle / 3 for angle in reference["goal"]])
+        data["duration"] = duration
+
+    return scenario_file(tmp_path, "quintic_ct", change)
 
 
 def loop_for(scenario, law=None, **options):
@@ -38,9 +66,8 @@ def loop_for(scenario, law=None, **options):
 
 
 @pytest.fixture(scope="module")
-def subudhi_fmu(tmp_path_factory):
-    path = tmp_path_factory.mktemp("control") / "subudhi.fmu"
-    return export_fmu(example_model("subudhi_morris_2link"), path, ExportSettings(stop_time=4.0)).path
+def subudhi_fmu(example_fmu):
+    return example_fmu("subudhi_morris_2link").path
 
 
 # --- laws ---------------------------------------------------------------------------
@@ -133,6 +160,47 @@ def test_adjoint_gradient_matches_central_differences_of_the_same_loop(kind, int
         assert gradient[k] == pytest.approx(fd, rel=1e-6, abs=1e-12 * cost)
 
 
+def _gradient_case(arm: str, integrator: str, native: bool = True) -> ClosedLoop:
+    """0.2 s of a quintic move under computed torque (on the motor encoders of flexible joints): the planar two-link arm of paper 004 (flexible joints
+    and links) or the small spatial boom of tests/test_spatial_pipeline.py (bending both ways, twist)."""
+    if arm == "planar":
+        model, goal = example_model("subudhi_morris_2link"), (0.5, 0.3)
+    else:
+        model, goal = flexfmu.build_model(flexfmu.arm_from_dict(tomllib.loads(SPACE_ARM))), (0.4, 0.3)
+    law = build_law(model, "computed_torque", measure="motor" if model.coordinates_of("rotor") else "joint",
+                    kp=36.0, kd=12.0)
+    return ClosedLoop(model, law, quintic_reference((0.0, 0.0), goal, 0.2), np.arange(201) * 1e-3,
+                      model.start_state, integrator=integrator, native=native)
+
+
+@pytest.mark.compiler
+@pytest.mark.parametrize("arm, integrator", [("planar", "rk4"), pytest.param("planar", "implicit", marks=pytest.mark.slow),
+                                             pytest.param("spatial", "rk4", marks=pytest.mark.slow),
+                                             pytest.param("spatial", "implicit", marks=pytest.mark.slow)])
+def test_compiled_adjoint_gradient_is_exact_through_the_fmu_step(arm, integrator):
+    """The compiled adjoint sweep through the FMU's own step (RK4, or the implicit midpoint rule's fixed Newton
+    iterations) equals CasADi's generic reverse mode through the interpreted run graph to round-off (an
+    independent derivative of the same discretisation) and central differences of the cost to 1e-6."""
+    loop, interpreted = _gradient_case(arm, integrator), _gradient_case(arm, integrator, native=False)
+    assert loop.native and not interpreted.native
+    gains = loop.law.gain_vector()
+    cost, gradient = loop.cost_and_gradient(gains)
+    assert cost == pytest.approx(interpreted.cost(gains), rel=1e-10)
+    states = loop.run(gains).states
+    assert np.max(np.abs(states - interpreted.run(gains).states)) < 1e-10 * np.max(np.abs(states))
+    f = interpreted.run_function
+    g = ca.MX.sym("g", gains.size)
+    J = ca.sum2(f(interpreted.x0, interpreted.references, g, interpreted.parameters_with_constants())[1])
+    generic = np.array(ca.Function("generic", [g], [ca.gradient(J, g)])(gains)).ravel()
+    assert np.all(np.abs(generic) > 1e-8 * cost)
+    assert np.max(np.abs(gradient - generic) / np.abs(generic)) < 1e-10
+    for k in range(gains.size):
+        e = np.zeros(gains.size)
+        e[k] = 1e-4 * gains[k]
+        fd = (loop.cost(gains + e) - loop.cost(gains - e)) / (2 * e[k])
+        assert gradient[k] == pytest.approx(fd, rel=1e-6)
+
+
 @pytest.mark.compiler
 @pytest.mark.slow
 def test_cost_gradient_matches_central_differences_of_the_fmu_runs(subudhi_fmu):
@@ -212,9 +280,8 @@ def test_cost_file_errors_name_the_weight(tmp_path):
 def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     cost = tmp_path / "cost.toml"
     cost.write_text("[weights]\ntracking = 10.0\nvibration = 100.0\neffort = 0.001\n")
-    status = main(["tune", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--scenario", "quintic_ct", "--params",
-                   "kp,kd", "--cost", str(cost), "--duration", "1.0", "--max-iterations", "4",
-                   "--out", str(tmp_path / "out")])
+    status = main(["tune", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--scenario", short_move(tmp_path, 0.5, 1.0),
+                   "--params", "kp,kd", "--cost", str(cost), "--max-iterations", "4", "--out", str(tmp_path / "out")])
     assert status == 0
     summary = json.loads((tmp_path / "out" / "tuned.json").read_text())
     assert summary["weights"]["tracking"] == 10.0
@@ -233,16 +300,21 @@ def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.compiler
 def test_tune_starts_run_as_a_campaign_and_the_best_start_wins(tmp_path, capsys):
-    status = main(["tune", "subudhi_morris_2link", "--scenario", "quintic_ct", "--params", "kp,kd", "--duration",
-                   "0.3", "--max-iterations", "2", "--starts", "3", "--workers", "0", "--out", str(tmp_path)])
+    status = main(["tune", "subudhi_morris_2link", "--scenario", short_move(tmp_path, 0.2, 0.3), "--params", "kp,kd",
+                   "--max-iterations", "2", "--starts", "3", "--workers", "0", "--out", str(tmp_path / "out")])
+    tmp_path = tmp_path / "out"
     assert status == 0
     summary = json.loads((tmp_path / "tuned.json").read_text())
     table = (tmp_path / "starts" / "results.csv").read_text().splitlines()
     assert len(table) == 4 and len(summary["starts"]) == 3
     assert summary["starts"][0]["start"] == {"kp": 36.0, "kd": 12.0}
     ok = [start for start in summary["starts"] if start["status"] == "ok"]
-    best = min([start for start in ok if start["limits_kept"]] or ok, key=lambda start: start["cost"])
+    # each start's tuned gains were run through the closed-loop FMU: the compiled loop gives the optimiser's cost
+    for start in ok:
+        assert start["fmu_cost"] == pytest.approx(start["cost"], rel=1e-9)
+    best = min([start for start in ok if start["limits_kept"]] or ok, key=lambda start: start["fmu_cost"])
     assert summary["gains_after"] == best["tuned"]
     assert summary["predicted_cost_after"] == pytest.approx(best["cost"], rel=1e-12)
 
@@ -257,6 +329,82 @@ def test_tune_command_errors_name_what_is_wrong(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
+def test_the_formerly_documented_tuning_is_refused_because_it_cuts_the_settling(tmp_path, capsys):
+    """``--duration 2`` ended quintic_ct's 4 s with its move: nothing after the move was in the cost, and a loop
+    without position feedback scored best (kp = 9.5e-16). Such a horizon is refused, naming the one needed."""
+    out = tmp_path / "out"
+    assert main(["tune", "subudhi_morris_2link", "--scenario", "quintic_ct", "--params", "kp,kd", "--duration", "2",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--duration 2 s ends with the move (the move ends at 2 s): a tuning cost must cover the move and 2 s of " \
+           "settling after it" in err and "use --duration 4 or longer" in err
+    assert not out.exists()
+    scenario = load_scenario("quintic_ct")
+    assert tuning_horizon(scenario).duration == 4.0 and tuning_horizon(scenario, 5.0).duration == 5.0
+    with pytest.raises(TuningError, match="leaves only 1.5 s of settling"):
+        tuning_horizon(scenario, 3.5)
+    with pytest.raises(TuningError, match="ends before the move does"):
+        tuning_horizon(scenario, 1.0)
+    # a move with too short a settling of its own needs half the move after it
+    with pytest.raises(TuningError, match=r"its duration \(2.5 s\) leaves only 0.5 s of settling"):
+        tuning_horizon(scenario.with_duration(2.5))
+    assert tuning_horizon(load_scenario("pd_circle"), 0.5).duration == 0.5  # a circle never stops: any horizon
+
+
+def test_a_loop_without_position_feedback_has_no_stability_margin_and_tuning_keeps_kp_away_from_zero():
+    """The sampled loop linearised at rest along the move: with kp = 0 a mode does not decay (rate 0), with
+    the scenario's gains every mode decays, and a negative rate gain makes it unstable."""
+    loop = loop_for(short("quintic_ct", 0.05))
+    assert abs(loop.decay_rate([0.0, 12.0])) < 1e-6
+    assert loop.decay_rate([36.0, 12.0]) == pytest.approx(0.4213, rel=1e-3)
+    assert loop.decay_rate([36.0, -1.0]) < 0
+    assert required_decay(loop, {"kp": 36.0, "kd": 12.0}) == pytest.approx(0.5 * loop.decay_rate([36.0, 12.0]))
+    with pytest.raises(TuningError, match="not stable at rest along the move"):
+        required_decay(loop, {"kp": 36.0, "kd": -1.0})
+    assert gain_bounds({"kp": 36.0, "kd": 12.0, "kf": 0.0}, ["kp", "kd", "kf"], ("kp",)) == \
+        {"kp": (1.8, 720.0), "kd": (0.0, 240.0), "kf": (0.0, 20.0)}
+
+
+@pytest.mark.slow
+def test_cut_at_the_end_of_the_move_no_position_feedback_scores_best_and_the_rules_keep_it():
+    """The issue's finding, on the tuning graph itself: over quintic_ct's first 2 s (the move alone), gains
+    without position feedback (the kp = 0, kd = 18.18 that tuning found) cost less than the scenario's, and
+    their loop has no stability margin; tuned with the position gain bounded and the margin a constraint, kp
+    stays at least 1/20 of its start and the loop keeps half the scenario's margin."""
+    loop = loop_for(short("quintic_ct", 2.0), integrator="implicit")
+    start = {"kp": 36.0, "kd": 12.0}
+    assert loop.cost([0.0, 18.18]) < loop.cost([36.0, 12.0]) and abs(loop.decay_rate([0.0, 18.18])) < 1e-6
+    limits = {"tracking": loop.terms(list(start.values()))["tracking"]}
+    decay = required_decay(loop, start)
+    ruled = tune(loop, start, ["kp", "kd"], gain_bounds(start, ["kp", "kd"], ("kp",)), max_iterations=12,
+                 limits=limits, decay=decay)
+    assert ruled.tuned["kp"] >= 1.8 and ruled.decay_tuned >= decay * (1 - 1e-6)
+    assert ruled.decay_tuned == pytest.approx(loop.decay_rate(list(ruled.tuned.values())))
+
+
+@pytest.mark.compiler
+@pytest.mark.slow
+def test_the_documented_tuning_keeps_position_feedback_and_passes_on_the_fmu(tmp_path):
+    """The command docs/control.md shows first, run as written (to another folder): PASS, kp far from 0, the
+    margin kept, the trade-off of the docs' table reproduced."""
+    import re
+    import shlex
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "control.md").read_text()
+    command = shlex.split(re.search(r"^flexfmu (tune .*)$", docs, re.M).group(1))
+    command[command.index("--out") + 1] = str(tmp_path / "out")
+    assert main(command) == 0
+    summary = json.loads((tmp_path / "out" / "tuned.json").read_text())
+    assert summary["gains_after"]["kp"] >= 1.8 and summary["decay_after"] >= summary["decay_required"]
+    assert summary["horizon_s"] == 4.0
+    assert summary["gains_after"]["kp"] == pytest.approx(15.0, rel=0.01)  # the table's last row
+    assert summary["gains_after"]["kd"] == pytest.approx(13.0, rel=0.01)
+    # both FMU runs are summarised against the validity envelope, in the JSON and in the report
+    assert set(summary["envelope"]["runs"]) == {"before", "after"}
+    assert all(0 < max(run["peak_fraction"].values()) for run in summary["envelope"]["runs"].values())
+    assert "Validity envelope: " in (tmp_path / "out" / "report.md").read_text()
+
+
 # --- planning ---------------------------------------------------------------------------
 
 def test_angles_parse_in_radians_degrees_and_multiples_of_pi():
@@ -268,19 +416,25 @@ def test_angles_parse_in_radians_degrees_and_multiples_of_pi():
 
 @pytest.mark.compiler
 @pytest.mark.slow
-def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_the_fmu(tmp_path):
+def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_the_fmu(tmp_path, capfd):
     """Paper 004's move, (0, 0) -> (pi/2, pi/6) in 2 s: the planned torques
     replayed through the FMU against the quintic computed-torque baseline;
     the same torques.csv replayed through the CVODES reference (no FMU, no
-    collocation) must also leave the tip still at the goal."""
+    collocation) must also leave the tip still at the goal. IPOPT's log goes
+    to a file, not the console."""
     out = tmp_path / "plan"
     status = main(["plan", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--from", "0,0", "--to", "pi/2,pi/6",
                    "--time", "2", "--torque-limit", "1.0", "--out", str(out)])
     summary = json.loads((out / "plan.json").read_text())
     assert status == 0
+    console = capfd.readouterr().out
+    assert "iter    objective" not in console and f"its log: {out}/ipopt.log" in console
+    assert "iter    objective" in (out / "ipopt.log").read_text()
     assert summary["residual_tip_vibration_baseline_m"] > 10 * summary["residual_tip_vibration_plan_m"]
     assert max(summary["peak_torque_Nm"]) <= 1.0 + 1e-6
     assert np.max(np.abs(summary["final_joint_error_rad"])) < 1e-4
+    assert set(summary["envelope"]["runs"]) == {"plan", "baseline"}
+    assert "Validity envelope: " in (out / "report.md").read_text()
 
     model = example_model("subudhi_morris_2link")
     rows = np.loadtxt(out / "torques.csv", delimiter=",", skiprows=1)

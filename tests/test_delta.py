@@ -20,9 +20,12 @@ from flexfmu.cli import main
 from flexfmu.dynamics.delta.assembly import elastic_layout
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, KinematicsError
+from flexfmu.dynamics.delta.reduction import Reduction
 from flexfmu.harness.reproductions.paper003 import LATERAL, TABLE2, TABLE3
 from flexfmu.modes.elements import JOINT_VALUES, BeamSection, NodeLayout, straight_beam
 from flexfmu.spec.delta import torsion_constant
+
+FULL = Reduction("none")  # the paper's finite-element model, every nodal value
 
 P0 = (0.1, 0.0, 0.5)
 L1, L2, RA, RB, A_SIDE = 0.5, 0.6, 0.1, 0.05, 5e-3
@@ -114,6 +117,20 @@ def test_inverse_kinematics_closes_every_chain_and_forward_kinematics_inverts_it
     numeric = np.column_stack([(kinematics.forward(theta + step * e) - kinematics.forward(theta - step * e))
                                / (2 * step) for e in np.eye(3)])
     np.testing.assert_allclose(J, numeric, atol=1e-8)
+
+
+@pytest.mark.parametrize("P", [P0, (-0.05, 0.12, 0.62)])
+def test_motor_motion_is_the_inverse_kinematics_and_the_jacobians_solve(kinematics, P):
+    """One evaluation for a path's reference: theta(P) and theta' = J^-1 P', as the separate calls give them,
+    and the same refusals."""
+    velocity = np.array([0.3, -0.2, 0.1])
+    theta, rate = kinematics.motion(P, velocity)
+    np.testing.assert_allclose(theta, kinematics.inverse(P), atol=1e-14)
+    np.testing.assert_allclose(kinematics.jacobian(theta) @ rate, velocity, atol=1e-12)
+    with pytest.raises(KinematicsError, match="outside the workspace: chain 1, 2, 3"):
+        kinematics.motion((0.0, 0.0, 1.5), velocity)
+    with pytest.raises(KinematicsError, match="singular pose .chain 1's lower link"):
+        kinematics.motion(np.array([RA - RB, 0.0, L2 - L1]), velocity)
 
 
 def test_positions_outside_the_workspace_and_singular_poses_are_refused(kinematics):
@@ -222,7 +239,7 @@ def table_frequencies(arm):
     for approximation, counts in (("linear-cubic", (1, 2, 4)), ("cubic-quintic", (1, 2))):
         for n in counts:
             run[approximation, n] = natural_frequencies(arm, P0, elements=n, approximation=approximation,
-                                                        axial_load=False)
+                                                        reduction=FULL, axial_load=False)
     return run
 
 

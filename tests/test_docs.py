@@ -1,7 +1,8 @@
 """The README and docs/ show working code: every code block is run.
 
 ``python`` blocks are executed in order, one namespace per document;
-``sh`` blocks are run by bash; ``toml`` blocks must parse (and an arm
+``sh`` blocks are run by bash (a block that repeats another word for word,
+once); ``toml`` blocks must parse (and an arm
 specification must load). All run in a fresh folder that has the source
 tree's ``fmus`` and ``harness`` folders beside it, as a user's checkout has,
 with this environment's ``flexfmu`` first on the PATH. Blocks in other
@@ -122,7 +123,16 @@ def test_python_blocks_run(document, checkout, monkeypatch):
             printed = stream.getvalue()
 
 
-SH_BLOCKS = [block for block in ALL if block.language == "sh" and block.opt_out is None]
+def first_of_each(blocks: list[Block]) -> list[Block]:
+    """``blocks`` without the ones whose body repeats an earlier block's word for word (two guides that give
+    the same steps): running the same commands again in the same folder would prove nothing more."""
+    first: dict[str, Block] = {}
+    for block in blocks:
+        first.setdefault(block.body, block)
+    return list(first.values())
+
+
+SH_BLOCKS = first_of_each([block for block in ALL if block.language == "sh" and block.opt_out is None])
 
 
 @pytest.mark.slow

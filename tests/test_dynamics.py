@@ -186,8 +186,13 @@ def test_dissipation_only_removes_energy():
 
 # a Delta robot's axial modes (17,000 rad/s) make 10 s of CVODES Adams impractical: its power balance is checked
 # instantaneously (test_energy_balance_under_input, tests/test_delta.py); spatial arms: tests/test_spatial.py
-# (random joint springs would bend them beyond second order)
-@pytest.mark.parametrize("arm_name", PLANAR_ARMS)
+# (random joint springs would bend them beyond second order). Stiff joint springs make three arms' runs 5-10 s:
+# slow tests.
+STIFF_ENERGY_RUNS = {"lin_lewis_rfr", "subudhi_morris_2link", "yu_chen_2dof"}
+
+
+@pytest.mark.parametrize("arm_name", [pytest.param(name, marks=pytest.mark.slow) if name in STIFF_ENERGY_RUNS else name
+                                      for name in PLANAR_ARMS])
 def test_energy_conserved_without_dissipation(arm_name):
     """10 s of free motion with no damping, friction or input: total energy
     constant to 1e-8 relative (CVODES Adams, tight tolerance); a prescribed
@@ -384,7 +389,7 @@ def test_outputs_are_consistent_with_kinematics():
         assert np.abs(acceleration - result[f"tip.a{axis}"])[inner].max() < 2e-2 * np.abs(result[f"tip.a{axis}"]).max()
 
 
-@pytest.mark.parametrize("stiffening", [False, True])
+@pytest.mark.parametrize("stiffening", [False, pytest.param(True, marks=pytest.mark.slow)])  # sympy: 10 s
 def test_plain_sympy_lagrangian_agrees_with_the_model(stiffening):
     """A third, fully independent derivation (flexfmu/harness/reproductions/sympy_lagrangian.py,
     written from paper 000's setting with closed-form sine integrals, and

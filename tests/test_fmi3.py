@@ -21,28 +21,26 @@ from flexfmu.control.controllers import HeldInputs
 from flexfmu.harness.running.reference import simulate_reference
 from flexfmu.harness.running.runner import run_fmu
 from flexfmu.harness.workflows.crosscheck import run_case
-from flexfmu.targets import ExportSettings, export, export_fmu
-from flexfmu.targets.platforms import host_platform
+from flexfmu.targets import ExportSettings, export
 from flexfmu.targets.validate import fmi3_functions, validate_fmu
 from tests.conftest import ARMS_DIR, example_model
 
-pytestmark = pytest.mark.compiler
+pytestmark = pytest.mark.compiler  # and slow where a test builds an FMU (a full C compile of the model)
 
 ARM = "subudhi_morris_2link"
 SWITCHES = [(0.0, [0.2, 0.2]), (0.3, [-0.2, -0.2]), (0.6, [0.0, 0.0])]
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
+def fmus(tmp_path_factory, example_fmu):
     """The arm as an FMI 3.0 FMU (every platform with a compiler, through the command line) and as an
-    FMI 2.0 FMU for this machine."""
-    out = tmp_path_factory.mktemp("fmi3")
-    path = out / f"{ARM}_fmi3.fmu"
+    FMI 2.0 FMU (the default export)."""
+    path = tmp_path_factory.mktemp("fmi3") / f"{ARM}_fmi3.fmu"
     assert main(["export", ARM, "-o", str(path), "--fmi-version", "3"]) == 0
-    fmi2 = export_fmu(example_model(ARM), out / f"{ARM}.fmu", ExportSettings(platforms=(host_platform(),)))
-    return path, fmi2
+    return path, example_fmu(ARM)
 
 
+@pytest.mark.slow
 def test_fmpy_and_flexfmu_validate_the_fmi3_fmu(fmus):
     """No problem from FMPy's validation (schema, variables, ModelStructure) nor from flexfmu's (every
     binary exports all 75 fmi3 functions of the standard's header, the token, the sources build); the
@@ -69,6 +67,7 @@ def test_fmpy_and_flexfmu_validate_the_fmi3_fmu(fmus):
         {n: (vr, None if s is None else float(s)) for n, (vr, s) in fmi2_vars.items()}
 
 
+@pytest.mark.slow
 def test_fmpy_simulates_both_interfaces_as_the_fmi2_fmu_and_the_reference(fmus):
     """fmpy.simulate_fmu under held torques: FMI 3 co-simulation gives the FMI 2 co-simulation run bit for
     bit, and both interfaces stay within 1e-6 rad of the CVODES reference."""
@@ -92,6 +91,7 @@ def test_fmpy_simulates_both_interfaces_as_the_fmi2_fmu_and_the_reference(fmus):
         assert result["time"][-1] == pytest.approx(0.2) and np.all(np.isfinite(result[angles[0]]))
 
 
+@pytest.mark.slow
 def test_fmi3_glue_time_steps_and_event_mode(fmus, tmp_path):
     """The independent variable reads the instance's time and cannot be set; fmi3DoStep reports no event,
     no early return and lastSuccessfulTime = t + h, also for a step that is no multiple of the internal
@@ -119,6 +119,7 @@ def test_fmi3_glue_time_steps_and_event_mode(fmus, tmp_path):
         refused.instantiate(eventModeUsed=True)
 
 
+@pytest.mark.slow
 def test_crosscheck_runs_fmi3_fmus_against_the_reference(tmp_path):
     """The harness's fmi3-cs and fmi3-me runs pass the scenario's tolerances against the reference, and
     agree with the FMI 2.0 runs of the same interface bit for bit (same C code, same importer)."""

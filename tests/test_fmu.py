@@ -21,7 +21,7 @@ from flexfmu.targets import ExportError, ExportSettings, export_fmu
 from flexfmu.targets.validate import validate_fmu
 from tests.conftest import EXAMPLE_ARMS, example_model, unzipped
 
-pytestmark = pytest.mark.compiler
+pytestmark = pytest.mark.compiler  # and slow where a test builds an FMU (a full C compile of the model)
 
 # piecewise-constant torques switching on the 1 ms grid, and start poses
 SCENARIOS = {
@@ -32,21 +32,23 @@ SCENARIOS = {
 
 
 @pytest.fixture(scope="module")
-def fmus(tmp_path_factory):
-    """Exported FMUs of the two reference arms (RK4, default step)."""
-    out = tmp_path_factory.mktemp("fmus")
-    return {name: export_fmu(example_model(name), out / f"{name}.fmu") for name in SCENARIOS}
+def fmus(example_fmu):
+    """Exported FMUs of the two reference arms (RK4, default step and settings)."""
+    return {name: example_fmu(name) for name in SCENARIOS}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("arm_name", EXAMPLE_ARMS)
-def test_every_example_arm_exports_and_validates(arm_name, tmp_path):
-    report = export_fmu(example_model(arm_name), tmp_path / "arm.fmu")
+def test_every_example_arm_exports_and_validates(arm_name, example_fmu):
+    """With the default settings (so win64 too where MinGW-w64 is present); validation rebuilds the shipped
+    sources with their CMakeLists.txt."""
+    report = example_fmu(arm_name)
     result = validate_fmu(report.path)
     assert result.problems == []
     assert result.skipped == []
 
 
+@pytest.mark.slow
 def test_exported_fmu_is_complete(fmus):
     report = fmus["yu_chen_2dof"]
     with zipfile.ZipFile(report.path) as archive:
@@ -70,9 +72,9 @@ def test_exported_fmu_is_complete(fmus):
 def reference_and_fmu(name, report, interface, duration=5.0):
     model = example_model(name)
     switches, start = SCENARIOS[name]
-    x0 = np.zeros(2 * len(model.coordinates))
-    for key, value in start.items():
-        x0[model.coordinates.index(key)] = value
+    # undeformed, at rest, the joints where the scenario puts them (given to the FMU as its start values too)
+    start = {name: 0.0 for name in model.states} | start
+    x0 = np.concatenate([[start[name] for name in model.states], np.zeros(len(model.states))])
     held = HeldInputs(switches, model.inputs)
     reference = simulate_reference(model, duration, 1e-3, x0=x0, inputs=held)
     angles = model.outputs_of("joint_angle") + model.outputs_of("motor_angle")
@@ -82,6 +84,7 @@ def reference_and_fmu(name, report, interface, duration=5.0):
     return reference, fmu, angles
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 @pytest.mark.parametrize("interface", ["CoSimulation", "ModelExchange"])
 def test_fmu_joint_angles_match_the_reference(fmus, name, interface):
@@ -95,7 +98,8 @@ def test_fmu_joint_angles_match_the_reference(fmus, name, interface):
     assert max(np.ptp(reference[a]) for a in angles) > 0.1  # the arm really moved
 
 
-def test_default_step_keeps_energy_on_an_undamped_arm(tmp_path):
+@pytest.mark.slow
+def test_default_step_keeps_energy_on_an_undamped_arm(example_fmu):
     """RK4 at the default step (h w_max <= 0.3) on yu_chen with every
     dissipative parameter zeroed: energy drifts by < 1e-5 over 5 s. At h = 1 ms
     (h w_max = 1.1) the same run loses visibly more."""
@@ -104,17 +108,18 @@ def test_default_step_keeps_energy_on_an_undamped_arm(tmp_path):
                    if any(k in n for k in ("damping", "friction"))}
     drifts = {}
     for label, step in (("default", None), ("1ms", 1e-3)):
-        report = export_fmu(model, tmp_path / f"{label}.fmu", ExportSettings(internal_step=step))
+        report = example_fmu("yu_chen_2dof", ExportSettings(internal_step=step))
         drifts[label] = undamped_energy_drift(model, report, dissipative)
     assert drifts["default"] < 1e-5
     assert drifts["1ms"] > 10 * drifts["default"]
 
 
 def undamped_energy_drift(model, report, dissipative) -> float:
-    """Largest relative energy deviation over 5 s from a twisted start."""
+    """Largest relative energy deviation over 5 s from a twisted start, the motors giving no torque."""
     states = list(model.coordinates) + [f"der({c})" for c in model.coordinates]
+    free = {name: 0.0 for name in model.inputs}  # not the holding torques: no work done on the arm
     result = fmpy.simulate_fmu(str(report.path), stop_time=5.0, output_interval=1e-3, output=states,
-                               start_values={"theta[1]": np.pi / 4, "theta[2]": -np.pi / 4, **dissipative})
+                               start_values={"theta[1]": np.pi / 4, "theta[2]": -np.pi / 4, **dissipative, **free})
     n = len(model.coordinates)
     x = np.column_stack([result[s] for s in states])
     energy = np.array(model.energy.map(x.shape[0])(x[:, :n].T, x[:, n:].T, model.parameter_vector(dissipative)))
@@ -123,21 +128,21 @@ def undamped_energy_drift(model, report, dissipative) -> float:
 
 
 @pytest.mark.slow
-def test_implicit_fmu_tracks_the_reference_and_keeps_energy(tmp_path):
+def test_implicit_fmu_tracks_the_reference_and_keeps_energy(example_fmu):
     """Implicit midpoint at its default step (1 ms on yu_chen, 0.5 ms on the
     stiffer subudhi arm): second order, so joint angles stay within 3e-4 rad
     of the reference over 5 s (measured 6e-5 and 1e-5), and on the undamped
     arm the energy neither drifts nor decays (measured 9e-6 over 5 s)."""
+    implicit = ExportSettings(integrator="implicit")
     for name in SCENARIOS:
-        report = export_fmu(example_model(name), tmp_path / f"{name}.fmu", ExportSettings(integrator="implicit"))
+        report = example_fmu(name, implicit)
         reference, fmu, angles = reference_and_fmu(name, report, "CoSimulation")
         for angle in angles:
             error = np.abs(fmu[angle] - reference[angle]).max()
             assert error < 3e-4, f"{name} {angle}: {error:.3g} rad"
     model = example_model("yu_chen_2dof")
     dissipative = {n: 0.0 for n in model.parameters if any(k in n for k in ("damping", "friction"))}
-    report = export_fmu(model, tmp_path / "undamped.fmu", ExportSettings(integrator="implicit"))
-    assert undamped_energy_drift(model, report, dissipative) < 1e-4
+    assert undamped_energy_drift(model, example_fmu("yu_chen_2dof", implicit), dissipative) < 1e-4
 
 
 def instantiate_slave(report, name="slave"):
@@ -163,6 +168,7 @@ def step_outputs(slave, vrs, t0, count, torque=(0.1, -0.05)):
     return np.array(rows)
 
 
+@pytest.mark.slow
 def test_fmu_state_restores_bit_identical_trajectories(fmus):
     slave, vrs, _ = instantiate_slave(fmus["subudhi_morris_2link"])
     step_outputs(slave, vrs, 0.0, 100)
@@ -181,6 +187,7 @@ def test_fmu_state_restores_bit_identical_trajectories(fmus):
         instance.freeInstance()
 
 
+@pytest.mark.slow
 def test_directional_derivatives_match_finite_differences(fmus):
     report = fmus["yu_chen_2dof"]
     md = fmpy.read_model_description(str(report.path))
@@ -236,6 +243,7 @@ def test_compiler_failure_leaves_no_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_guid_and_value_references_are_stable(fmus, tmp_path):
     again = export_fmu(example_model("yu_chen_2dof"), tmp_path / "again.fmu")
     assert again.guid == fmus["yu_chen_2dof"].guid
@@ -244,6 +252,7 @@ def test_guid_and_value_references_are_stable(fmus, tmp_path):
     assert first == second
 
 
+@pytest.mark.slow
 def test_validate_reports_a_tampered_fmu(fmus, tmp_path):
     """Validation must be able to fail: swap the GUID in the XML."""
     source = fmus["subudhi_morris_2link"].path
@@ -277,6 +286,7 @@ def misuse_command(misuse_program, report, cycles):
             "--cycles", str(cycles)]
 
 
+@pytest.mark.slow
 def test_misuse_sequences_from_c(fmus, misuse_program):
     done = subprocess.run(misuse_command(misuse_program, fmus["yu_chen_2dof"], 50), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -293,6 +303,7 @@ def test_misuse_under_valgrind_no_errors_no_leaks(fmus, misuse_program):
     assert "ERROR SUMMARY: 0 errors" in done.stderr
 
 
+@pytest.mark.slow
 def test_tunable_parameter_set_between_steps_takes_effect(fmus):
     """The FMU hoists parameter-only terms into constants recomputed when a
     parameter changes (not when inputs do): a payload change mid-run must

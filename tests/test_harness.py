@@ -16,8 +16,6 @@ from flexfmu.harness.running.result import Result
 from flexfmu.harness.workflows.crosscheck import crosscheck, run_case
 from tests.conftest import ARMS_DIR, example_model
 
-pytestmark = [pytest.mark.slow, pytest.mark.compiler]
-
 SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
 YU_CHEN = ARMS_DIR / "yu_chen_2dof.toml"
 
@@ -64,6 +62,28 @@ def test_runs_of_one_fixed_step_scheme_are_held_to_round_off():
     assert torque.tolerance == pytest.approx(1e-8 * (2 + np.sin(1.0))) and torque.passed  # inverse dynamics: x100
 
 
+def test_a_reduced_models_reference_meets_only_the_full_reference_at_one_percent_of_the_range():
+    """Issue 21: the unreduced arm's reference measures the reduction alone: compared with the reduced Model's
+    reference only, and held to 1 % of the signal's range, whatever the scenario's tolerance."""
+    t = np.linspace(0, 1, 101)
+    path = np.sin(2 * np.pi * t)  # range 2
+    reference = Result(t, ["s"], ["m"], path[:, None])
+    fmu = Result(t, ["s"], ["m"], (path + 1e-7)[:, None])
+    full_close = Result(t, ["s"], ["m"], (path + 0.019 * t)[:, None])
+    only = {"full-reference": (("reference",), "reduction")}
+    rows = compare_runs({"reference": reference, "full-reference": full_close, "native-cs": fmu}, [("s", 1e-6)],
+                        only=only)
+    assert [(r.first, r.second, r.bound) for r in rows] == [("reference", "full-reference", "reduction"),
+                                                            ("reference", "native-cs", "scenario")]
+    assert rows[0].tolerance == pytest.approx(0.02) and rows[0].passed
+    full_far = Result(t, ["s"], ["m"], (path + 0.021 * t)[:, None])
+    (far, _) = compare_runs({"reference": reference, "full-reference": full_far, "native-cs": fmu}, [("s", 1e-6)],
+                            only=only)
+    assert not far.passed
+
+
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     arm = flexfmu.load_arm(SUBUDHI)
     heavier = dataclasses.replace(arm, links=tuple(
@@ -77,6 +97,8 @@ def test_crosscheck_flags_an_fmu_with_two_percent_more_link_mass(tmp_path):
     assert max(c["max_abs"] / c["tolerance"] for c in failed) > 10
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_controller_fmu_closed_loop_agrees_with_the_monolithic_closed_loop(tmp_path):
     case = run_case(YU_CHEN, "pd_circle", tmp_path, duration=1.0, runs=("reference", "native-cs", "controller-fmu"))
     pairs = {(c["first"], c["second"]) for c in case["comparisons"]}
@@ -85,6 +107,8 @@ def test_controller_fmu_closed_loop_agrees_with_the_monolithic_closed_loop(tmp_p
         assert c["passed"], c
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_report_files_hold_the_figures_they_claim(tmp_path):
     report = crosscheck([(SUBUDHI, "bang_bang")], tmp_path, duration=0.5)
     data = json.loads((tmp_path / "report.json").read_text())
@@ -113,17 +137,18 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     assert ("PASS" in markdown) == data["passed"]
 
 
-def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(tmp_path):
+@pytest.mark.slow
+@pytest.mark.compiler
+def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(tmp_path, example_fmu):
     """The same torques from a CSV file and from switch points give the same
     run; a parameter override (start value) reproduces the reference with
     that parameter."""
     from flexfmu.control.controllers import HeldInputs
     from flexfmu.harness.running.reference import simulate_reference
     from flexfmu.harness.running.runner import run_fmu
-    from flexfmu.targets import export_fmu
 
-    model = flexfmu.build_model(flexfmu.load_arm(SUBUDHI))
-    fmu = export_fmu(model, tmp_path / "sm.fmu").path
+    model = example_model("subudhi_morris_2link")
+    fmu = example_fmu("subudhi_morris_2link").path
     switches = [(0.0, [0.2, 0.1]), (0.3, [-0.2, 0.0])]
     csv_path = tmp_path / "torque.csv"
     csv_path.write_text("time [s],tau[1] [N.m],tau[2] [N.m]\n0.0,0.2,0.1\n0.3,-0.2,0.0\n")
@@ -141,19 +166,28 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     assert np.abs(from_csv["joint[1].angle"] - nominal["joint[1].angle"]).max() > 1e-3
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
     """crosscheck --all on 0.2 s: every example arm with every scenario
-    written for it, reference against the native FMU in both interfaces."""
+    written for it, reference against the native FMU in both interfaces, and
+    the compiled closed loop (loop-fmu) against the Python loop (native-cs) to
+    round-off."""
     from flexfmu.harness.workflows.crosscheck import all_cases
 
     cases = all_cases()
     assert {scenario for _, scenario in cases} == set(scenario_names())
     for arm_file, scenario in cases:
         case = run_case(arm_file, scenario, tmp_path / scenario, duration=0.2,
-                        runs=("reference", "native-cs", "native-me"))
+                        runs=("reference", "native-cs", "native-me", "loop-fmu"))
+        assert not case["errors"], (scenario, case["errors"])
         assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
+        compiled = [c for c in case["comparisons"] if {c["first"], c["second"]} == {"native-cs", "loop-fmu"}]
+        assert compiled and all(c["max_abs"] <= c["tolerance"] and c["bound"] == "round-off" for c in compiled)
 
 
+@pytest.mark.slow
+@pytest.mark.compiler
 def test_a_scenario_adapts_to_an_arm_without_flexible_links(tmp_path):
     """free_vibration compares the groups joint_angle and deflection and
     tip.ay: on the rigid two-link arm the deflection group is empty."""

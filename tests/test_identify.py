@@ -18,6 +18,8 @@ from flexfmu import arm_from_dict, build_model, load_arm
 from flexfmu.control.identification import Z95, Identification, IdentificationError
 from flexfmu.control.measurements import Experiment, MeasurementError, read_experiment
 from flexfmu.control.open_loop import OpenLoopRun, SensitivityError
+from flexfmu.dynamics.equilibrium import holding_equilibrium, rest_state
+from flexfmu.integrate import INTEGRATORS
 from flexfmu.spec.write import FieldError, to_toml, with_fields
 
 BEAM = {"name": "hub_beam", "gravity": [0.0, 0.0], "link": [{
@@ -40,11 +42,13 @@ def torque(t):
     return (0.25 * np.sin(2 * np.pi * 0.7 * t) + 0.15 * np.sign(np.sin(2 * np.pi * 1.9 * t)))[:, None]
 
 
-def synthetic(model, truth, seed, inputs=torque, count=COUNT, step=STEP, noise=NOISE) -> Experiment:
-    """An experiment of ``model`` with parameters ``truth``, run as the FMU runs it, with Gaussian noise."""
+def synthetic(model, truth, seed, inputs=torque, count=COUNT, step=STEP, noise=NOISE, integrator="rk4") -> Experiment:
+    """An experiment of ``model`` with parameters ``truth``, run as the FMU runs it (with ``integrator``), with
+    Gaussian noise."""
     t = np.arange(count) * step
     U = inputs(t)
-    Y = OpenLoopRun(model, step, count, MEASURED, []).outputs(model.start_state, U, model.parameter_vector(truth))
+    Y = OpenLoopRun(model, step, count, MEASURED, [], integrator=integrator).outputs(model.start_state, U,
+                                                                                   model.parameter_vector(truth))
     Y = Y + np.random.default_rng(seed).normal(size=Y.shape) * noise
     return Experiment(f"seed{seed}", t, U, dict(zip(MEASURED, Y.T)))
 
@@ -58,12 +62,14 @@ def write_csv(path, header, rows):
 
 # ------------------------------------------------------------------------------------------- sensitivities
 
-def test_sensitivities_are_the_derivatives_of_the_discretised_run(beam):
+@pytest.mark.parametrize("integrator", INTEGRATORS)
+def test_sensitivities_are_the_derivatives_of_the_discretised_run(beam, integrator):
     """Forward sensitivities of the outputs to EI, a damping ratio and the initial state equal central
-    differences of the same discrete run (to the differences' own truncation error)."""
+    differences of the same discrete run (to the differences' own truncation error), for every integrator an
+    FMU may use: the implicit rule's Newton iterations and the Rosenbrock step's factorisation included."""
     names = ["link[1].EI", "link[1].damping_ratio[1]"]
     t = np.arange(120) * STEP
-    run = OpenLoopRun(beam, STEP, 120, MEASURED, names, fit_initial=True)
+    run = OpenLoopRun(beam, STEP, 120, MEASURED, names, fit_initial=True, integrator=integrator)
     p, x0 = beam.parameter_vector(TRUTH), beam.start_state + 0.01
     Y, dY = run.outputs_and_sensitivities(x0, torque(t), p)
     assert np.allclose(Y, run.outputs(x0, torque(t), p), rtol=0, atol=1e-14)
@@ -82,6 +88,24 @@ def test_sensitivities_are_the_derivatives_of_the_discretised_run(beam):
         scale = np.max(np.abs(dY[:, :, k]))
         assert scale > 0
         assert np.max(np.abs(fd - dY[:, :, k])) < 1e-6 * scale, f"direction {k}"
+
+
+def test_an_experiment_moved_by_initial_starts_at_rest_at_that_pose():
+    """``--initial`` moves the joints (``rest_state``): the link then sags as gravity there asks, at rest under
+    the holding torque: none hanging straight down, about cos 45 deg of the horizontal sag at -45 deg (the
+    start pose's is ``Model.start_state``, where the FMU starts)."""
+    model = build_model(arm_from_dict(BEAM | {"gravity": [0.0, -9.81]}))
+    joint, mode = model.states
+    assert np.array_equal(rest_state(model), model.start_state)
+    horizontal = model.start_state[1]
+    assert horizontal < -1e-3  # the horizontal link sags
+    pc = np.concatenate([model.nominal_parameters, np.array(model.compiled.constants(model.nominal_parameters)).ravel()])
+    for angle, sag in ((-np.pi / 2, 0.0), (-np.pi / 4, np.cos(np.pi / 4) * horizontal)):
+        x0 = rest_state(model, {joint: angle})
+        _, tau = holding_equilibrium(model, {joint: angle})
+        assert x0[0] == angle and np.all(x0[2:] == 0.0)
+        assert x0[1] == pytest.approx(sag, rel=0.03, abs=1e-12 * abs(horizontal))
+        assert np.max(np.abs(np.array(model.compiled.state_derivative(x0, tau, pc)))) < 1e-9
 
 
 @pytest.mark.slow
@@ -105,6 +129,18 @@ def test_fit_recovers_the_truth_within_its_interval(beam, start):
     assert fit.sigma[ANGLE] == pytest.approx(NOISE[0], rel=0.15)
     assert fit.sigma[DEFLECTION] == pytest.approx(NOISE[1], rel=0.15)
     assert fit.warnings == []
+
+
+def test_a_fit_through_the_rosenbrock_step_recovers_the_truth(beam):
+    """Data made by the Rosenbrock step a stiff arm's FMU takes (one step per 10 ms sample) are fitted through
+    that step: the truth lies in the intervals."""
+    data = synthetic(beam, TRUTH, 0, integrator="rosenbrock")
+    fit = Identification(beam, [data], list(TRUTH), integrator="rosenbrock").fit()
+    for name, value in TRUTH.items():
+        low, high = fit.interval(name)
+        assert low <= value <= high
+        assert fit.standard_error[name] < 0.2 * value
+    assert fit.sigma[ANGLE] == pytest.approx(NOISE[0], rel=0.15)
 
 
 def test_intervals_cover_the_truth_and_errors_are_standard_normal(beam):

@@ -5,6 +5,9 @@ too) is read from the source and checked against the layer order of
 docs/architecture.md: a module may import its own layer and the ones below,
 never one above, and never the top-level ``harness``, ``benchmarks`` or
 ``tests`` folders.
+
+The tests run per room (a top-level subpackage or module of ``flexfmu``, on
+one floor); a failure lists every offending module of the room.
 """
 
 from __future__ import annotations
@@ -18,12 +21,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "flexfmu"
 
 # lowest first; a module may import layers at its own floor or below
 LAYERS = {
-    "errors": 0, "data": 0,
+    "errors": 0, "codegen": 0, "data": 0,
     "spec": 1,
     "modes": 2,
     "dynamics": 3,
     "integrate": 4,
-    "codegen": 4,
     "control": 5,
     "kinds": 6,
     "targets": 7,
@@ -61,18 +63,41 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_imports_point_down(path):
+def room_of(path: Path) -> str:
+    """The top-level subpackage or module of ``flexfmu`` that ``path`` belongs to (its room, on one floor)."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def rooms(exclude: str | None = None) -> dict[str, list[Path]]:
+    """Room name -> its modules, without the room ``exclude``."""
+    found: dict[str, list[Path]] = {}
+    for path in modules():
+        if room_of(path) != exclude:
+            found.setdefault(room_of(path), []).append(path)
+    return found
+
+
+def upward_imports(path: Path) -> list[str]:
+    """What is wrong with the imports of the module at ``path``: each import of a higher floor or of a
+    folder outside the package, named with the module."""
     here = layer_of(module_name(path))
-    upward = []
+    wrong = []
     for name in imported(path):
         top = name.split(".")[0]
-        assert top not in OUTSIDE, f"{path.name} imports {name}: the package must not import {top}/"
-        if top == "flexfmu" and name != "flexfmu" and here is not None:
+        if top in OUTSIDE:
+            wrong.append(f"{module_name(path)} imports {name}: the package must not import {top}/")
+        elif top == "flexfmu" and name != "flexfmu" and here is not None:
             there = layer_of(name)
             if there is not None and there > here:
-                upward.append(name)
-    assert upward == [], f"{module_name(path)} (floor {here}) imports higher layers"
+                wrong.append(f"{module_name(path)} (floor {here}) imports {name} (floor {there})")
+    return wrong
+
+
+@pytest.mark.parametrize("room", sorted(rooms()))
+def test_imports_point_down(room):
+    """One test per room; its message lists every import that points up or out of the package."""
+    wrong = [problem for path in rooms()[room] for problem in upward_imports(path)]
+    assert wrong == [], "\n".join(wrong)
 
 
 def test_every_subpackage_has_a_floor():
@@ -100,11 +125,15 @@ def code_strings(path: Path):
             yield node.value
 
 
-@pytest.mark.parametrize("path", [p for p in modules() if "dynamics" not in p.parts],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_no_structure_read_from_names(path):
-    found = sorted({s for s in code_strings(path) for fragment in NAME_FRAGMENTS if fragment in s})
-    assert found == [], f"{path.name} spells coordinate or output names: {found}"
+@pytest.mark.parametrize("room", sorted(rooms(exclude="dynamics")))
+def test_no_structure_read_from_names(room):
+    """One test per room; its message lists every module that spells names, with the strings."""
+    found = {}
+    for path in rooms()[room]:
+        strings = sorted({s for s in code_strings(path) for fragment in NAME_FRAGMENTS if fragment in s})
+        if strings:
+            found[module_name(path)] = strings
+    assert found == {}, f"modules spell coordinate or output names: {found}"
 
 
 def test_no_module_imports_another_modules_private_names():

@@ -17,11 +17,11 @@ import pytest
 from fmpy.fmi2 import FMU2Slave
 
 from flexfmu.cli import main
-from flexfmu.targets import ExportError, ExportSettings, export, export_fmu
+from flexfmu.targets import ExportError, ExportSettings, export
 from flexfmu.targets.platforms import host_platform
 from tests.conftest import example_model
 
-pytestmark = pytest.mark.compiler
+pytestmark = pytest.mark.compiler  # and slow where a test runs Octave (on a full build of the model)
 needs_octave = pytest.mark.skipif(shutil.which("octave") is None or shutil.which("mkoctfile") is None,
                                   reason="GNU Octave (octave, mkoctfile) is not installed "
                                          "(scripts/install-tools.sh installs it)")
@@ -45,21 +45,20 @@ def octave_error(script: str, folder: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, example_fmu):
     """The sfunction folder of yu_chen_2dof with its MEX gateway built by make_yu_chen_2dof in Octave, the
-    FMU of the same arm (this machine's binary) and the build's output."""
-    out = tmp_path_factory.mktemp("matlab")
-    folder = out / "sfun"
+    FMU of the same arm and the build's output."""
+    folder = tmp_path_factory.mktemp("matlab") / "sfun"
     assert main(["export", ARM, "--target", "sfunction", "-o", str(folder)]) == 0
     log = octave(f"make_{ARM}", folder)
-    fmu = export_fmu(example_model(ARM), out / f"{ARM}.fmu", ExportSettings(platforms=(host_platform(),)))
-    return folder, fmu, log
+    return folder, example_fmu(ARM), log
 
 
 def torques(t: float, nu: int) -> list[float]:
     return [0.4 - 0.3 * t * t / (j + 1) if t < 1.0 else -0.2 + 0.1 * t for j in range(nu)]
 
 
+@pytest.mark.slow
 @needs_octave
 def test_sfunction_folder_is_self_contained_and_the_mex_builds_without_warnings(built):
     folder, _, log = built
@@ -72,6 +71,7 @@ def test_sfunction_folder_is_self_contained_and_the_mex_builds_without_warnings(
     assert (folder / f"{ARM}_mex.mex").is_file()
 
 
+@pytest.mark.slow
 @needs_octave
 def test_octave_stepping_the_mex_reproduces_the_fmu_trajectory(built, tmp_path):
     """An Octave script steps the arm 2 s (1 ms steps) under a torque profile with a parameter changed,
@@ -83,7 +83,7 @@ def test_octave_stepping_the_mex_reproduces_the_fmu_trajectory(built, tmp_path):
     payload = list(model.parameters).index("payload.mass") + 1
     script = f"""
         info = {ARM}_mex('info'); p = info.parameter_nominal; p({payload}) = 0.35;
-        x = zeros(info.nx, 1); rows = zeros(2000, info.nx + info.ny);
+        x = info.state_start; rows = zeros(2000, info.nx + info.ny);
         for k = 0:1999
           t = k * 1e-3; u = zeros(info.nu, 1);
           for j = 1:info.nu
@@ -121,6 +121,7 @@ def test_octave_stepping_the_mex_reproduces_the_fmu_trajectory(built, tmp_path):
     assert np.ptp(reference[:, 0]) > 0.1
 
 
+@pytest.mark.slow
 @needs_octave
 def test_mex_dynamics_info_and_errors_agree_with_the_model(built):
     """'forward_dynamics' and 'mass_matrix' match the Model's CasADi functions at a random state; 'info'
@@ -164,6 +165,7 @@ def test_mex_dynamics_info_and_errors_agree_with_the_model(built):
     assert f"{ARM}_mex:arguments" in wrong and "x must be a real double vector of 12 values" in wrong
 
 
+@pytest.mark.slow
 @needs_octave
 def test_glue_helpers_read_the_fmu_and_flatten_parameter_structs(built, tmp_path):
     """flexfmu_fmu_info reads what FMPy reads (FMI 2 and FMI 3); flexfmu_parameter_list names struct fields

@@ -29,6 +29,7 @@ def delta():
     return model, scenario, moves
 
 
+@pytest.mark.slow
 def test_zero_coefficients_give_the_scenarios_reference(delta):
     model, scenario, moves = delta
     time = np.linspace(0.0, scenario.duration, 241)

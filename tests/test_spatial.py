@@ -295,6 +295,7 @@ def soft_arm() -> dict:
         "payload": {"mass": 0.3, "inertia": physical_inertia(rng, 0.05)}}
 
 
+@pytest.mark.slow
 def test_energy_is_conserved_without_damping_or_input():
     """10 s of free motion under gravity with stiffening on, no damping, friction or input: total energy
     constant to 1e-8 relative (CVODES Adams, tight tolerances)."""

@@ -11,8 +11,6 @@ import flexfmu
 from flexfmu.dynamics.linear import natural_frequencies
 from flexfmu.harness.reproductions.spinup import DIVERGED, beam_variant, minimum, spinup_run, tip_deflection_name
 
-pytestmark = pytest.mark.slow
-
 BEAM = flexfmu.load_arm("spinup_beam")
 LENGTH, RHO, EI = BEAM.links[0].length, BEAM.links[0].mass_per_length, BEAM.links[0].EI
 # first cantilever frequency, (beta_1 L)^2 sqrt(EI / (rho L^4)) with beta_1 L = 1.8751041
@@ -113,6 +111,7 @@ def test_spin_up_agrees_with_exudyn_ancf_beam():
 
 
 @pytest.mark.compiler
+@pytest.mark.slow
 def test_spinup_scenario_through_the_fmu(tmp_path):
     """The spinup scenario (20 s, w0 = 4, 10 ms samples) through the native FMU by co-simulation
     against the reference: every compared output within its tolerance; the held 10 ms samples of the

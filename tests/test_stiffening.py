@@ -136,7 +136,7 @@ def test_stiffening_changes_the_dynamics_it_is_said_to():
     assert difference > 1e-4 * np.abs(np.array(plain.bias(q, qd, p))).max()
 
 
-@pytest.mark.parametrize("name", ["yu_chen_2dof", "cantilever"])
+@pytest.mark.parametrize("name", [pytest.param("yu_chen_2dof", marks=pytest.mark.slow), "cantilever"])  # 10 s, 1 s
 def test_stiffened_arms_keep_energy_and_its_balance(name):
     """No damping or input: total energy constant to 1e-8 over 3 s (CVODES Adams at 1e-13); with
     torques, dE/dt equals their power on the motor-side rates (the second-order energy is a true

@@ -11,6 +11,7 @@ import tomllib
 
 import pytest
 
+from flexfmu.control.controllers import CONTROLLERS
 from flexfmu.control.delta_planning import PickPlaceSettings
 from flexfmu.control.motions import MOTIONS, MotionProfile
 from flexfmu.control.planners import PLANNERS, Planner
@@ -20,7 +21,7 @@ from flexfmu.control.scenario import ScenarioError, load_scenario
 from flexfmu.data import resolve_scenario, scenario_names
 from flexfmu.spec.keys import Key, read_keys
 
-ROWS = [*REFERENCES.values(), *MOTIONS.values(), *PLANNERS.values()]
+ROWS = [*REFERENCES.values(), *MOTIONS.values(), *PLANNERS.values(), *CONTROLLERS.values()]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.name)
@@ -95,10 +96,10 @@ def toml_value(value) -> str:
     ("delta_pick_place", lambda d: d["controller"]["reference"].update(times=[0.0, 0.8]),
      "controller.reference.times must be a list of 5 numbers"),
     ("quintic_ct", lambda d: d["controller"]["reference"].update(kind="spiral"),
-     "controller.reference.kind must be one of circle, quintic, platform_circle, inverted_u, got 'spiral'"),
+     "controller.reference.kind must be one of 'circle', 'quintic', 'platform_circle', 'inverted_u', got 'spiral'"),
     ("spinup", lambda d: d["motion"].pop("ramp_time"), "motion.ramp_time is required"),
     ("spinup", lambda d: d["motion"].update(w0=-1.0), "motion.w0 must be > 0 rad/s, got -1.0"),
-    ("spinup", lambda d: d["motion"].update(kind="ramp"), "motion.kind must be one of spinup, got 'ramp'"),
+    ("spinup", lambda d: d["motion"].update(kind="ramp"), "motion.kind must be one of 'spinup', got 'ramp'"),
 ])
 def test_a_scenario_that_breaks_its_rows_keys_is_refused_at_load(tmp_path, name, change, message):
     with pytest.raises(ScenarioError) as error:

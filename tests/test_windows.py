@@ -18,12 +18,11 @@ import pytest
 from fmpy.fmi2 import FMU2Slave
 
 from flexfmu.cli import main
-from flexfmu.targets import export_fmu
 from flexfmu.targets.binaries import pe_machine_and_exports
 from flexfmu.targets.validate import FMI2_FUNCTIONS, validate_fmu
 from tests.conftest import example_model
 
-pytestmark = pytest.mark.compiler
+pytestmark = pytest.mark.compiler  # and slow where a test builds an FMU or runs Wine
 
 MINGW = "x86_64-w64-mingw32-gcc"
 needs_mingw = pytest.mark.skipif(shutil.which(MINGW) is None,
@@ -35,14 +34,13 @@ ARM = "yu_chen_2dof"
 
 
 @pytest.fixture(scope="module")
-def fmu(tmp_path_factory):
+def fmu(tmp_path_factory, example_fmu):
     """yu_chen_2dof's FMU exported with the default settings (so with linux64 and win64 binaries where
     MinGW-w64 is present), unpacked: (report, folder)."""
     if shutil.which(MINGW) is None:
         pytest.skip("MinGW-w64 is not installed (scripts/install-tools.sh installs it)")
-    out = tmp_path_factory.mktemp("win64")
-    report = export_fmu(example_model(ARM), out / f"{ARM}.fmu")
-    return report, Path(fmpy.extract(str(report.path), unzipdir=out / "fmu"))
+    report = example_fmu(ARM)
+    return report, Path(fmpy.extract(str(report.path), unzipdir=tmp_path_factory.mktemp("win64") / "fmu"))
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +63,7 @@ def imported_dlls(dll: Path) -> set[str]:
     return {line.split(":", 1)[1].strip() for line in done.stdout.splitlines() if "DLL Name:" in line}
 
 
+@pytest.mark.slow
 def test_export_says_which_platforms_it_built_and_which_it_skipped(tmp_path, capsys, monkeypatch):
     """Without MinGW-w64 the default export builds linux64 and says why win64 is missing; asking for win64
     then is an error naming the platform (exit status 2), and no file appears."""
@@ -85,6 +84,7 @@ def test_export_says_which_platforms_it_built_and_which_it_skipped(tmp_path, cap
     assert "--platforms" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @needs_mingw
 def test_default_export_carries_a_dll_that_needs_nothing_beside_it(fmu, tmp_path):
     """Every platform whose compiler is present is built by default; the DLL is x86-64, exports exactly the
@@ -118,6 +118,7 @@ def run_trajectory(command: list, runner=None) -> np.ndarray:
     return np.loadtxt(done.stdout.replace("\r", "").splitlines())
 
 
+@pytest.mark.slow
 def test_win64_dll_under_wine_gives_the_linux64_trajectory(fmu, programs, wine):
     """The same C driver, built for Linux and for Windows, steps each binary through 2 s of a torque profile
     with a parameter changed: states and outputs agree to 1e-12 of each signal's peak (round-off of two C
@@ -157,6 +158,7 @@ def test_win64_dll_under_wine_gives_the_linux64_trajectory(fmu, programs, wine):
     assert np.ptp(linux[:, 1 + model.coordinates.index("theta[1]")]) > 0.1
 
 
+@pytest.mark.slow
 def test_misuse_program_runs_against_the_win64_dll_under_wine(fmu, programs, wine):
     """tests/c/fmu_misuse.c built for Windows drives the DLL through every misuse and valid sequence,
     threads included (MinGW-w64's winpthreads): no crash, every check passes, nothing leaks."""
@@ -172,6 +174,7 @@ def test_misuse_program_runs_against_the_win64_dll_under_wine(fmu, programs, win
     assert "instances in parallel threads give the same bits" in done.stdout
 
 
+@pytest.mark.slow
 @needs_mingw
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
 def test_shipped_cmakelists_cross_builds_with_mingw_and_keeps_warnings_from_stopping_users(fmu, tmp_path):

@@ -39,6 +39,11 @@ class BufferedFunction:
         self._evaluate()
         return self._results[0].copy()
 
+    def results(self, *args) -> tuple[np.ndarray, ...]:
+        """Every result of ``function`` on ``args``, as flat numpy arrays."""
+        self(*args)
+        return tuple(result.copy() for result in self._results)
+
     def __getstate__(self) -> dict:
         return {"function": self.function}
 

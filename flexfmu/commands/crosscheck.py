@@ -46,6 +46,7 @@ def run(args) -> int:
     from flexfmu import load_arm
     from flexfmu.control.scenario import load_scenario, scenario_names, scenarios_for
     from flexfmu.data import resolve_arm
+    from flexfmu.harness.reports.report import case_lines
     from flexfmu.harness.workflows.crosscheck import all_cases, crosscheck
 
     if args.all == bool(args.arm):
@@ -61,7 +62,7 @@ def run(args) -> int:
             raise UsageError(f"no scenario is written for {name!r}; pass --scenario "
                              f"(one of {', '.join(scenario_names())})")
         for scenario in names:
-            load_scenario(scenario)
+            load_scenario(scenario)  # the file's own problems, before the arm is built
         cases = [(arm_file, scenario) for scenario in names]
     motion = motion_parameters(args.motion)
     if motion:
@@ -76,14 +77,7 @@ def run(args) -> int:
     report = crosscheck(cases, args.out, duration, campaign)
     failed = [c for case in report["cases"] for c in case["comparisons"] if not c["passed"]]
     for case in report["cases"]:
-        worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
-        print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
-        left = {run: summary["left_at"] for run, summary in (case["envelope"] or {"runs": {}})["runs"].items()
-                if summary["left_at"] is not None}
-        if left:
-            print("  left the validity envelope: " + ", ".join(f"{run} at t = {t:.4g} s" for run, t in left.items()))
-        for name, message in case["errors"].items():
-            print(f"{case['arm']}/{case['scenario']}: run {name} failed: {message}")
+        print("\n".join(case_lines(case)))
     errors = sum(len(case["errors"]) for case in report["cases"])
     print(f"{'PASS' if report['passed'] else 'FAIL'}: {len(failed)} failed comparison(s), {errors} failed run(s); "
           f"report in {args.out}/report.md ({report['wall_time_s']:.0f} s)")

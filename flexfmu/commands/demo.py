@@ -75,12 +75,13 @@ def run(args) -> int:
 
 def _summary(data: dict, fmu, problems: list[str]) -> int:
     """Print what the demo found; its exit status."""
+    from flexfmu.harness.reports.report import case_lines
+
     print(f"exported {fmu}")
     for problem in problems:
         print(f"problem: {problem}")
     print(f"validated {fmu}: {len(problems)} problem(s)")
     for case in data["cases"]:
-        worst = max(c["max_abs"] / c["tolerance"] for c in case["comparisons"])
-        print(f"{case['arm']}/{case['scenario']}: worst difference {worst:.2g} x its tolerance")
+        print("\n".join(case_lines(case)))
     print(f"{'PASS' if data['passed'] else 'FAIL'}: report in {fmu.parent}/report.md ({data['wall_time_s']:.0f} s)")
     return 0 if data["passed"] and not problems else 1

@@ -3,8 +3,10 @@
 The targets come from ``flexfmu.targets.TARGETS``: the native FMI 2.0 FMU
 (co-simulation and model exchange, compiled C) by default, the same as FMI 3.0
 (``--fmi-version 3``), a Simulink S-function and MEX folder (``--target
-sfunction``), or a Python-backed FMU (``--target pythonfmu``), a desktop
-cross-check that needs Python with flexfmu where it is imported. Options a
+sfunction``), a scenario's closed loop (``--target fmi2-loop --scenario
+S``: the arm and the scenario's controller in one FMU), or a Python-backed
+FMU (``--target pythonfmu``), a desktop cross-check that needs Python with
+flexfmu where it is imported. Options a
 target does not use are refused. A native FMU holds a binary for every
 platform whose compiler is present (``--platforms`` chooses); the message
 says which were built and which skipped, and why.
@@ -23,7 +25,8 @@ SETTING_FLAGS = (("interface", "--interface", "interface"), ("integrator", "--in
                  ("step", "--step", "internal_step"), ("communication_step", "--communication-step",
                                                        "communication_step"),
                  ("stop_time", "--stop-time", "stop_time"), ("platforms", "--platforms", "platforms"),
-                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"))
+                 ("allow_unstable_step", "--allow-unstable-step", "allow_unstable_step"),
+                 ("realtime_budget", "--realtime-budget", "realtime_budget"))
 
 
 def add_parser(sub) -> None:
@@ -38,8 +41,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--backend", choices=("native", "pythonfmu"), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--interface", choices=("cs", "me", "both"), default=None,
                         help="co-simulation, model exchange or both in one FMU (default: both)")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default=None,
-                        help="fixed-step co-simulation integrator (default: rk4)")
+    parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default=None,
+                        help="fixed-step co-simulation integrator (default: rk4, or rosenbrock for a stiff arm)")
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,
@@ -49,9 +52,16 @@ def add_parser(sub) -> None:
     parser.add_argument("--platforms", type=_platforms, default=None,
                         help="binaries to build, e.g. linux64,win64 (default: every platform whose compiler is "
                              "present)")
+    parser.add_argument("--scenario", default=None,
+                        help="scenario name or file whose closed loop the target compiles (target fmi2-loop: the "
+                             "scenario's sample step is the communication step, its duration the stop time)")
     parser.add_argument("--allow-unstable-step", action="store_true", default=None,
                         help="export an RK4 --step beyond its stability limit for the arm's highest frequency "
                              "(refused otherwise; the model description records it)")
+    parser.add_argument("--realtime-budget", type=float, default=None, metavar="FRACTION",
+                        help="refuse the export when the compiled doStep, timed on this machine, costs more than "
+                             "FRACTION of the communication step (median of many steps; e.g. 0.1 for 10 times "
+                             "faster than real time); the cost is timed and recorded either way")
     parser.set_defaults(run=run)
 
 
@@ -83,6 +93,7 @@ def chosen_target(args) -> str:
 
 def run(args) -> int:
     from flexfmu import build_model, load_arm
+    from flexfmu.control.scenario import load_scenario
     from flexfmu.data import resolve_arm
     from flexfmu.targets import ExportSettings, export
 
@@ -94,20 +105,26 @@ def run(args) -> int:
     if unused:
         raise UsageError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to the target "
                          f"{name} ({target.summary})")
+    if bool(args.scenario) != target.scenario:
+        raise UsageError(f"the target {name} needs --scenario (the closed loop it compiles)" if target.scenario
+                         else f"--scenario does not apply to the target {name} ({target.summary})")
+    scenario = load_scenario(args.scenario) if args.scenario else None
     settings = ExportSettings(**given)
     arm_file = resolve_arm(args.arm)
     model = build_model(load_arm(arm_file))
-    report = export(model, args.output, settings, name, arm_file)
+    report = export(model, args.output, settings, name, arm_file, scenario)
     details = [name]
     if "interface" in target.settings:
         details.append(settings.interface)
     if report.internal_step is not None:
         details += [f"{report.integrator}, internal step {report.internal_step:.6g} s",
-                    f"highest frequency {report.omega_max:.1f} rad/s"]
+                    f"highest frequency {report.omega_max:.1f} rad/s of the dynamics as integrated, at the start pose"]
     timing = f" (codegen {report.codegen_s:.2f} s, compile {report.compile_s:.2f} s)" if report.compile_s else ""
     print(f"wrote {report.path} ({', '.join(details)}) in {report.total_s:.2f} s{timing}")
     if report.platforms:
         print(f"binaries: {', '.join(report.platforms)}")
+    if report.timing is not None:
+        print(f"step cost: {report.timing.text()}")
     for platform, why in report.skipped_platforms.items():
         print(f"skipped {platform}: {why}")
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from flexfmu.commands._common import UsageError, add_arm, add_out, parse_assignments
+from flexfmu.integrate import INTEGRATORS
 
 
 def add_parser(sub) -> None:
@@ -29,14 +30,16 @@ def add_parser(sub) -> None:
     parser.add_argument("--validate", action="append", default=[], metavar="FILE.csv",
                         help="a held-out experiment to compare the nominal and the calibrated arm on (repeatable)")
     parser.add_argument("--initial", default="",
-                        help="initial coordinates of every experiment, e.g. 'theta[1]=-90deg' (default: at rest at "
-                             "the arm's start pose, where the FMU starts)")
+                        help="initial state of every experiment, e.g. 'theta[1]=-90deg': the arm at rest with its "
+                             "joints there and its links at their static equilibrium, unless named too (default: "
+                             "at rest at the arm's start pose, where the FMU starts)")
     parser.add_argument("--start", default="",
                         help="starting values of fitted parameters, e.g. 'link[1].EI=600' (default: the arm file's)")
     parser.add_argument("--fit-initial", action="store_true",
                         help="fit each experiment's initial state (coordinates and rates) as well")
-    parser.add_argument("--integrator", choices=("rk4", "implicit"), default="rk4",
-                        help="the FMU's integrator, whose discretisation is fitted (default: %(default)s)")
+    parser.add_argument("--integrator", choices=INTEGRATORS, default="rk4",
+                        help="the FMU's integrator, whose discretisation is fitted; pass the one the FMU uses "
+                             "(`flexfmu export` picks rosenbrock for a stiff arm) (default: %(default)s)")
     parser.add_argument("--compile", action=argparse.BooleanOptionalAction, default=True,
                         help="compile the run and its sensitivities to C, cached by content: the first fit of an "
                              "arm, step and parameter set pays the compiler (seconds), later ones load it; the run "
@@ -57,15 +60,14 @@ def _to_error(value: float, error: float) -> str:
 def run(args) -> int:
     from flexfmu import build_model, load_arm
     from flexfmu.control.identification import Z95
+    from flexfmu.dynamics.equilibrium import rest_state
     from flexfmu.harness.workflows.identify import identify
 
     names = [name.strip() for name in args.params.split(",") if name.strip()]
     if not names:
         raise UsageError("--params: name at least one parameter")
     model = build_model(load_arm(args.arm))
-    x0 = model.start_state
-    for name, value in parse_assignments(args.initial, model.states, "--initial").items():
-        x0[model.states.index(name)] = value
+    x0 = rest_state(model, parse_assignments(args.initial, model.states, "--initial"))
     start = parse_assignments(args.start, names, "--start")
     result = identify(model, args.arm, args.data, names, args.out, args.validate, fit_initial=args.fit_initial,
                       initial_state=x0, integrator=args.integrator, compile=args.compile, start=start,

@@ -22,11 +22,14 @@ def describe(model) -> dict:
     """Plain-data description of a Model (what ``info --json`` prints)."""
     return {
         "name": model.arm.name,
+        "kind": model.arm.kind,
         "description": model.arm.description,
         "coordinates": model.coordinates,
         "states": model.states,
         "layout": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit, "prescribed": c.prescribed}
                    for c in model.layout],
+        "quasi_static": [{"name": c.name, "kind": c.kind, "link": c.link, "unit": c.unit}
+                         for c in model.quasi_static],
         "parameters": [
             {"name": r.name, "value": r.value, "unit": r.unit, "description": r.description, "tunable": r.tunable}
             for r in model.parameter_table
@@ -34,7 +37,34 @@ def describe(model) -> dict:
         "inputs": [{"name": s.name, "unit": s.unit, "group": s.group, "description": s.description}
                    for s in model.input_table],
         "outputs": [{"name": s.name, "unit": s.unit, "group": s.group} for s in model.output_table],
+        **({"reduction": reduction_data(model.reduction)} if model.reduction else {}),
     }
+
+
+def reduction_data(summary) -> dict:
+    """Plain data of a Model's ReductionSummary: per body its interface values and its kept and dropped
+    fixed-interface modes (field, rad/s)."""
+    def modes(body, kept):
+        return [{"field": field, "rad/s": frequency} for field, frequency, keep in body.modes if keep == kept]
+
+    return {"method": summary.method, "description": summary.description,
+            "bodies": [{"body": body.body, "interface": body.interface, "kept": modes(body, True),
+                        "dropped": modes(body, False)} for body in summary.bodies]}
+
+
+def reduction_lines(data: dict) -> list[str]:
+    """``info``'s text for the reduction ``data`` of :func:`reduction_data`."""
+    lines = [f"\nreduction: {data['description']}"]
+    for body in data["bodies"]:
+        def listed(modes):
+            shown = ", ".join(f"{m['field']} {m['rad/s']:.0f}" for m in modes[:6])
+            return f"{len(modes)} ({shown}{', ...' if len(modes) > 6 else ''} rad/s)" if modes else "0"
+        if not body["kept"] and not body["dropped"]:
+            lines.append(f"  {body['body']}: {body['interface']} interface values; no inner nodal values to reduce")
+        else:
+            lines.append(f"  {body['body']}: {body['interface']} interface values; fixed-interface modes kept "
+                         f"{listed(body['kept'])}, dropped {listed(body['dropped'])}")
+    return lines
 
 
 def examples() -> dict:
@@ -64,10 +94,12 @@ def run(args) -> int:
     from flexfmu.kinds import kind_of
 
     arm = load_arm(args.arm)
-    data = describe(build_model(arm))
+    model = build_model(arm)
+    data = describe(model)
     frequencies = kind_of(arm).home_frequencies
-    if frequencies is not None:
-        data["frequencies"] = frequencies(arm)
+    found = frequencies(model) if frequencies is not None else None
+    if found:
+        data["frequencies"] = found
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -76,6 +108,9 @@ def run(args) -> int:
     prescribed = [c["name"] for c in data["layout"] if c["prescribed"]]
     if prescribed:
         print(f"prescribed (inputs, not states): {', '.join(prescribed)}")
+    if data["quasi_static"]:
+        print(f"quasi-static (at their static equilibrium, not states): "
+              f"{', '.join(c['name'] for c in data['quasi_static'])}")
     print(f"\nparameters ({len(data['parameters'])}; * fixed while running):")
     width = max(len(r["name"]) for r in data["parameters"])
     for row in data["parameters"]:
@@ -85,8 +120,12 @@ def run(args) -> int:
     print(f"\noutputs ({len(data['outputs'])}):")
     for row in data["outputs"]:
         print(f"  {row['name']} [{row['unit']}]")
+    if "reduction" in data:
+        print("\n".join(reduction_lines(data["reduction"])))
     if "frequencies" in data:
         rows = data["frequencies"]
-        print(f"\nnatural frequencies at home {rows['position']} m, motors held (rad/s): "
-              + " ".join(f"{w:.4f}" for w in rows["rad/s"]))
+        print(f"\nnatural frequencies {rows['where']} (rad/s): " + " ".join(f"{w:.4f}" for w in rows["rad/s"]))
+        if "full rad/s" in rows:
+            print("natural frequencies of the full model, the same way (rad/s): "
+                  + " ".join(f"{w:.4f}" for w in rows["full rad/s"]))
     return 0

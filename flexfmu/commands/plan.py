@@ -52,6 +52,8 @@ def add_parser(sub) -> None:
                        help="sine terms that retime the path (default: %(default)s)")
     delta.add_argument("--correction-terms", type=int, default=6,
                        help="polynomial terms per axis that bend the path (default: %(default)s)")
+    serial.add_argument("--ipopt-log", action="store_true",
+                        help="print IPOPT's iteration log here too (it always goes to DIR/ipopt.log)")
     parser.add_argument("--settle", type=float, default=None,
                         help=f"time after the move to check, s (default: {SERIAL_SETTLE} for a serial arm, the "
                              "scenario's time after its move for a Delta robot)")
@@ -93,14 +95,17 @@ def _plan_serial(args, model, settle: float | None) -> int:
                             torque_limit=torque_limit(args.torque_limit, len(model.inputs)))
     check_settings(model, settings, args.sample_step)
     print(f"planning {model.arm.name}: {settings.start} -> {settings.goal} rad in {settings.move_time} s "
-          f"({round(settings.move_time / settings.interval)} intervals of {settings.interval} s), IPOPT:", flush=True)
-    check = plan_on_fmu(model, settings, args.out, SERIAL_SETTLE if settle is None else settle, args.sample_step)
+          f"({round(settings.move_time / settings.interval)} intervals of {settings.interval} s) with IPOPT "
+          f"(its log: {args.out}/ipopt.log)", flush=True)
+    check = plan_on_fmu(model, settings, args.out, SERIAL_SETTLE if settle is None else settle, args.sample_step,
+                        progress=args.ipopt_log)
     if not check.goal_stable_under_held_torque:
         print("warning: the goal is an unstable rest under the held torque (an arm held up against gravity): "
               "the open-loop replay drifts away from it, so use the plan as feedforward with feedback", file=sys.stderr)
     print(f"residual tip vibration after the move: plan {check.residual_tip_vibration_plan_m:.3e} m, baseline "
           f"{check.residual_tip_vibration_baseline_m:.3e} m ({check.reduction:.3g} x smaller, required "
           f"{REQUIRED_REDUCTION:g} x)")
+    _envelope(check.envelope)
     print(f"{'PASS' if check.passed else 'FAIL'}: torques in {args.out}/torques.csv; report in {args.out}/report.md")
     return 0 if check.passed else 1
 
@@ -114,6 +119,7 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
 
     serial_only = [flag for flag, value in (("--from", args.start), ("--to", args.goal), ("--time", args.time),
                                             ("--torque-limit", args.torque_limit)) if value is not None]
+    serial_only += ["--ipopt-log"] if args.ipopt_log else []
     if serial_only:
         raise UsageError(f"{', '.join(serial_only)}: for serial arms; a Delta robot's move comes from its "
                          "pick-and-place scenario (--scenario)")
@@ -132,16 +138,26 @@ def _plan_pick_place(args, model, settle: float | None) -> int:
         raise PickPlaceError("; ".join(problems))
     print(f"planning {model.arm.name}: scenario {scenario.name}'s pick-and-place, {settings.iterations} steps "
           f"over {settings.retiming_terms + 3 * settings.correction_terms} coefficients:", flush=True)
-    bar = Progress("planner steps")
+    bar = Progress("planner", unit="planner step")
     check = pick_place_on_fmu(model, scenario, args.out, settings, settle,
-                              progress=lambda done, total, residual: bar(done, total))
+                              progress=lambda done, total, residual: bar.begin(total) if done == 0 else
+                              bar(done, total))
     print(f"residual vibration after the move (FMU): plan {check.residual_plan_m:.3e} m, septic baseline "
           f"{check.residual_baseline_m:.3e} m ({check.reduction:.3g} x smaller); largest bend of the path "
           f"{1e3 * check.path_deviation_m:.2f} mm, peak motor acceleration {check.peak_motor_acceleration_rad_s2:.1f} "
           f"rad/s^2 (baseline {check.baseline_peak_motor_acceleration_rad_s2:.1f})")
+    _envelope(check.envelope)
     print(f"{'PASS' if check.passed else 'FAIL'}: reference in {args.out}/reference.csv; "
           f"report in {args.out}/report.md")
     return 0 if check.passed else 1
+
+
+def _envelope(summary) -> None:
+    """Warn when a run of the check left the model's validity envelope."""
+    from flexfmu.harness.reports.envelope import envelope_console
+
+    for line in envelope_console(summary, indent=""):
+        print(line)
 
 
 # planner (flexfmu.control.planners.PLANNERS, the arm kind's) -> the command's run of it

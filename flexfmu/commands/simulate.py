@@ -4,7 +4,8 @@ Releases the arm from an initial pose with zero joint torque (or constant
 torques given with ``--torque``) and integrates the Model with CVODES at tight
 tolerance; prescribed joints are held at zero (a scenario's ``[motion]``
 drives them: ``flexfmu crosscheck``). Writes ``trajectory.csv``, ``simulation.png``, ``summary.json`` and
-``summary.md`` into DIR.
+``summary.md`` into DIR; both summaries, and the console when it is left, say whether the run stayed in the
+model's validity envelope.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def run(args) -> int:
 
     from flexfmu import build_model, load_arm
     from flexfmu.dynamics.metadata import DEFLECTION, TIP_POSITION, TORQUE
+    from flexfmu.harness.reports.envelope import envelope_console, envelope_lines, envelope_summary
     from flexfmu.harness.reports.plots import plot_simulation
     from flexfmu.harness.running.reference import simulate_reference
 
@@ -75,10 +77,14 @@ def run(args) -> int:
         "final_tip": [float(result[name][-1]) for name in model.outputs_of(TIP_POSITION)],
         "max_abs_deflection_m": {name: float(np.max(np.abs(result[name]))) for name in model.outputs_of(DEFLECTION)},
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    lines = [f"# Simulation of {model.arm.name}", "", model.arm.description, "", "| quantity | value |", "|---|---|"]
+    envelope = envelope_summary(model, {"the simulation": result})
+    (out / "summary.json").write_text(json.dumps(summary | {"envelope": envelope}, indent=2))
+    lines = [f"# Simulation of {model.arm.name}", "", model.arm.description, "", *envelope_lines(envelope),
+             "| quantity | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in summary.items() if k != "arm"]
     lines += ["", "![simulation](simulation.png)", ""]
     (out / "summary.md").write_text("\n".join(lines))
     print(f"simulated {model.arm.name} for {duration} s in {wall:.2f} s; wrote {out}/summary.md")
+    for line in envelope_console(envelope, indent=""):
+        print(line)
     return 0

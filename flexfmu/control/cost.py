@@ -25,7 +25,7 @@ from pathlib import Path
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, PLATFORM_POSITION, TIP_POSITION
 from flexfmu.errors import FlexfmuError
 
 
@@ -83,6 +83,12 @@ def load_cost(path: str | Path) -> CostWeights:
 def cost_signals(model) -> list[str]:
     """Outputs of ``model`` the cost reads, in order: joint angles, then link deflections."""
     return model.outputs_of(JOINT_ANGLE) + model.outputs_of(DEFLECTION)
+
+
+def end_effector(model) -> list[str]:
+    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y; and z in space), a Delta
+    robot's platform centre (x, y, z)."""
+    return model.outputs_of(TIP_POSITION) or model.outputs_of(PLATFORM_POSITION)
 
 
 TERMS = ("tracking", "vibration", "effort")

@@ -135,14 +135,14 @@ class Identification:
         x_0 of each experiment (the start of the fit when ``fit_initial``).
     integrator, internal_step :
         The FMU's discretisation (as ``flexfmu export``; None: its default step for each file's sample step).
-    compile : callable, optional
-        casadi.Function -> an equivalent Function, applied to the runs' per-step pieces (the harness
-        compiles them to C); None evaluates them in CasADi's virtual machine.
+    native : bool
+        Compile the runs' per-step pieces to C (:class:`OpenLoopRun`); False evaluates them in CasADi's
+        virtual machine.
     """
 
     def __init__(self, model, experiments: list[Experiment], names: list[str], start: dict | None = None,
                  fit_initial: bool = False, initial_states: list | None = None, integrator: str = "rk4",
-                 internal_step: float | None = None, compile=None):
+                 internal_step: float | None = None, native: bool = False):
         check_parameters(model, names, fields=False)
         self.model, self.experiments, self.names, self.fit_initial = model, experiments, list(names), fit_initial
         table = {row.name: row for row in model.parameter_table}
@@ -161,7 +161,7 @@ class Identification:
             raise IdentificationError(f"measured signals that are not outputs of arm {model.arm.name!r}: "
                                       f"{', '.join(unknown)}")
         self.runs = [OpenLoopRun(model, e.sample_step, len(e.time), outputs, names, fit_initial, integrator,
-                                 internal_step, compile) for e, outputs in zip(experiments, self.measured)]
+                                 internal_step, native) for e, outputs in zip(experiments, self.measured)]
         check_parameters(model, names)
         x0 = initial_states or [model.start_state] * len(experiments)
         self.initial_states = [np.asarray(x, float) for x in x0]

@@ -18,10 +18,16 @@ plant's parameters stay free, as a real controller's model would.
   torque above (slow part) plus kf times a discrete LQR of the fast subsystem
   (joint-spring deflections and modal coordinates), fed back on the fast
   state's deviation from its quasi-steady value.
+
+Each law is a row of :data:`LAWS`: its keys (gains with their defaults and
+options, checked where a scenario loads), which of them are gains, what an
+arm must offer (from the Model's metadata) and its builder. Adding a law:
+its function here and one row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -32,8 +38,10 @@ import scipy.linalg
 from flexfmu.codegen.buffered import BufferedFunction
 from flexfmu.dynamics import metadata as md
 from flexfmu.errors import FlexfmuError
+from flexfmu.spec.keys import Key, check_row, joint_count_problems, read_keys
 
 MEASURES = tuple(md.ENCODERS)
+MAX_GAIN = 1e9  # the largest gain a scenario may give: beyond it a sampled loop is a numerical accident
 
 
 class ControlLawError(FlexfmuError, ValueError):
@@ -293,33 +301,146 @@ def _state_measurement(model) -> tuple[list[str], np.ndarray]:
     Joint encoders, rotor encoders, modal coordinates and their rates are
     linear in x (a joint encoder of a chord-framed link reads theta plus a
     combination of the modes), so x = pinv(C) y exactly when C has full
-    column rank.
+    column rank. Those of a quasi-static coordinate (its static equilibrium,
+    which follows the accelerations) are not measurements of x and are left
+    out.
     """
     n = len(model.coordinates)
     groups = (md.JOINT_ANGLE, md.JOINT_RATE, md.MOTOR_ANGLE, md.MOTOR_RATE, md.MODE, md.MODE_RATE)
-    names = [s.name for s in model.output_table if s.group in groups]
-    x = ca.SX.sym("x", 2 * n)
-    rows = [model.output_names.index(name) for name in names]
-    y = model.kinematic_outputs(x[:n], x[n:], ca.SX.zeros(n), model.nominal_parameters)[rows]
+    x, qdd = ca.SX.sym("x", 2 * n), ca.SX.sym("qdd", n)
+    every = model.kinematic_outputs(x[:n], x[n:], qdd, model.nominal_parameters)
+    rows = [k for k, s in enumerate(model.output_table)
+            if s.group in groups and not ca.depends_on(every[k], qdd)]
+    names = [model.output_names[k] for k in rows]
+    if len(names) < 2 * n:
+        raise ControlLawError(f"the joint, motor and modal outputs ({len(names)}) are fewer than the state's "
+                              f"{2 * n} entries")
+    y = ca.substitute(every[rows], qdd, ca.SX.zeros(n))
     C = np.array(ca.Function("C", [x], [ca.jacobian(y, x)])(np.zeros(2 * n)))
     if np.linalg.matrix_rank(C) < 2 * n:
         raise ControlLawError("the joint, motor and modal outputs do not determine this arm's state")
     return names, C
 
 
-LAWS = {"joint_pd": joint_pd, "pd_gravity": pd_gravity, "computed_torque": computed_torque, "composite": composite}
+@dataclass(frozen=True)
+class LawKind:
+    """One control law a scenario's ``[controller]`` may name.
+
+    Attributes
+    ----------
+    name : str
+        The controller ``kind``.
+    summary : str
+        One line for docs and messages.
+    keys : tuple of Key
+        The keys of its ``[controller]`` table besides ``kind`` and ``reference`` (gains and options, with
+        their defaults).
+    gains : tuple of str
+        Which of ``keys`` are gains: entries of k, overridable per run and tunable.
+    position_gains : tuple of str
+        The gains that feed the joint angles back: tuning keeps them away from zero (a loop without position
+        feedback does not hold the arm where it was sent).
+    fits : callable
+        (model, values) -> None when the law can be built for ``model`` with the checked ``values``, else why
+        not (one phrase), from the Model's metadata alone.
+    build : callable
+        (model, values, sample_step) -> ControlLaw from the checked ``values`` ({key: value}) and the
+        controller's sample step, s.
+    """
+
+    name: str
+    summary: str
+    keys: tuple[Key, ...]
+    gains: tuple[str, ...]
+    position_gains: tuple[str, ...]
+    fits: Callable
+    build: Callable
+
+    def __post_init__(self):
+        check_row("LAWS", self.name, self.keys, fits=self.fits, build=self.build)
+        missing = set(self.gains + self.position_gains) - {key.name for key in self.keys}
+        if missing:
+            raise TypeError(f"LAWS row {self.name!r}: gains {sorted(missing)} are not among its keys")
 
 
-def build_law(model, kind: str, **options) -> ControlLaw:
-    """The law named ``kind`` for ``model`` with its options (gains as defaults); every joint of the arm
-    must be torque-driven (ControlLawError otherwise)."""
+def _gain(name: str, default: float, help: str, unit: str) -> Key:
+    return Key(name, "number", help, unit, required=False, default=default, ge=0, le=MAX_GAIN)
+
+
+def _measure() -> Key:
+    return Key("measure", "string", "the encoders fed back: link side (joint) or rotor side (motor, flexible "
+               "joints only)", required=False, default="joint", choices=MEASURES)
+
+
+def _encoders_fit(model, values) -> str | None:
+    try:
+        _encoder_names(model, values["measure"])
+    except ControlLawError as error:
+        return str(error)
+    return None
+
+
+def _composite_fits(model, values) -> str | None:
+    if all(coordinate.kind == "joint" for coordinate in model.layout):
+        return f"composite control needs flexible links or joints; arm {model.arm.name!r} is rigid"
+    try:
+        _state_measurement(model)
+    except ControlLawError as error:
+        return f"composite control measures the whole state; on arm {model.arm.name!r} {error}"
+    return None
+
+
+def _pd_keys(kp: float, kd: float, position_unit: str, rate_unit: str) -> tuple[Key, ...]:
+    return (_gain("kp", kp, "position gain", position_unit), _gain("kd", kd, "rate gain", rate_unit), _measure())
+
+
+JOINT_PD = LawKind(
+    "joint_pd", "tau = kp e + kd e' on every joint, e = theta_d - theta",
+    _pd_keys(1.0, 0.1, "N.m/rad", "N.m.s/rad"), ("kp", "kd"), ("kp",), _encoders_fit,
+    lambda model, values, step: joint_pd(model, **values))
+PD_GRAVITY = LawKind(
+    "pd_gravity", "joint PD plus the rigid model's gravity torque at the measured angles",
+    _pd_keys(1.0, 0.1, "N.m/rad", "N.m.s/rad"), ("kp", "kd"), ("kp",), _encoders_fit,
+    lambda model, values, step: pd_gravity(model, **values))
+COMPUTED_TORQUE = LawKind(
+    "computed_torque", "tau = M_r (ddtheta_d + kd e' + kp e) + h_r on the rigid model",
+    _pd_keys(36.0, 12.0, "1/s^2", "1/s"), ("kp", "kd"), ("kp",), _encoders_fit,
+    lambda model, values, step: computed_torque(model, **values))
+COMPOSITE = LawKind(
+    "composite", "paper 004: computed torque on the link angles plus kf times a discrete LQR of the fast "
+    "subsystem (joint springs and modes)",
+    (_gain("kp", 36.0, "position gain of the slow computed torque", "1/s^2"),
+     _gain("kd", 12.0, "rate gain of the slow computed torque", "1/s"),
+     _gain("kf", 1.0, "scale of the fast LQR feedback (0: off)", "1"),
+     Key("design_pose", "numbers", "joint angles where the fast subsystem is linearised (default: zero)", "rad",
+         required=False, default=None, per_joint=True),
+     Key("fast_effort", "number", "the LQR's weight on |tau_f|^2 against the fast elastic and kinetic energy",
+         "J/(N.m)^2", required=False, default=0.01, gt=0)),
+    ("kp", "kd", "kf"), ("kp",), _composite_fits,
+    lambda model, values, step: composite(model, sample_step=step, **values))
+
+LAWS: dict[str, LawKind] = {row.name: row for row in (JOINT_PD, PD_GRAVITY, COMPUTED_TORQUE, COMPOSITE)}
+
+
+def build_law(model, kind: str, sample_step: float = 1e-3, **options) -> ControlLaw:
+    """The law named ``kind`` (a row of :data:`LAWS`) for ``model`` with ``options`` (its keys: gains as
+    defaults), sampled at ``sample_step`` s; every joint of the arm must be torque-driven.
+
+    Raises
+    ------
+    ControlLawError
+        For an unknown kind, options its row does not take or out of range, or an arm the law does not fit.
+    """
     if kind not in LAWS:
         raise ControlLawError(f"controller kind must be one of {', '.join(LAWS)}, got {kind!r}")
     prescribed = model.inputs_of(md.PRESCRIBED_ANGLE)
     if prescribed:
         raise ControlLawError(f"{kind}: control laws drive joint torques; arm {model.arm.name!r} has prescribed "
                               f"joints ({', '.join(prescribed)})")
-    try:
-        return LAWS[kind](model, **options)
-    except TypeError as error:
-        raise ControlLawError(f"{kind}: {error}") from None
+    row, problems = LAWS[kind], []
+    values = read_keys(problems, options, "", row.keys)
+    problems += joint_count_problems(values, "", row.keys, len(model.inputs_of(md.TORQUE)), model.arm.name)
+    why = None if problems else row.fits(model, values)
+    if problems or why:
+        raise ControlLawError(f"{kind}: " + "; ".join(problems or [why]))
+    return row.build(model, values, sample_step)

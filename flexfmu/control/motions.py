@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from flexfmu.control.profile import Profile
 from flexfmu.control.references import spinup_reference
 from flexfmu.spec.keys import Key, check_row
 
@@ -34,8 +35,8 @@ class MotionProfile:
     keys : tuple of Key
         The other keys of its table (numbers a sweep may vary).
     build : callable
-        (values, joints) -> t -> (angles, rates, accelerations) of ``joints`` prescribed joints, from the
-        table's ``values`` ({key: value}).
+        (values, joints) -> t -> (angles, rates, accelerations) of ``joints`` prescribed joints as a Profile
+        (:mod:`flexfmu.control.profile`), from the table's ``values`` ({key: value}), its parameters.
     """
 
     name: str
@@ -45,6 +46,11 @@ class MotionProfile:
 
     def __post_init__(self):
         check_row("MOTIONS", self.name, self.keys, build=self.build)
+
+    def motion(self, values: dict, joints: int) -> Profile:
+        """The motion of ``joints`` prescribed joints from the checked table ``values``: :attr:`build`'s Profile
+        with this row's keys attached, whose bounds check new values of its parameters (a sweep's)."""
+        return self.build(values, joints).checked_by(self.keys)
 
 
 def _spinup(values: dict, joints: int):

@@ -20,8 +20,14 @@ holding the values and their derivatives together, so common subexpressions
 are shared; only the rows of D that a fitted parameter reaches are inputs,
 so the rest of the derivative is pruned. A sample calls the step T/h times
 and the outputs once, and the run is a mapaccum over the samples; these
-small pieces are what ``compile`` may turn into C (compiling a whole sample
-as one function took gcc over a minute).
+small pieces are what ``native`` compiles to C (:mod:`flexfmu.codegen.native`,
+cached per machine; compiling a whole sample as one function took gcc over a
+minute, and these pieces are built with -O1 for the same reason).
+
+A step of any of the FMU's integrators (:data:`flexfmu.integrate.INTEGRATORS`)
+goes through: the implicit rule's fixed Newton iterations and the Rosenbrock
+step's one factorisation (an LDL of a fixed pattern) are straight-line
+graphs too, differentiated like the RK4 stages.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from functools import cached_property
 import casadi as ca
 import numpy as np
 
+from flexfmu.codegen.native import c_compiler, native_functions
 from flexfmu.control.closed_loop import plant_step_size
 from flexfmu.errors import FlexfmuError
 from flexfmu.integrate import step_function
@@ -58,17 +65,18 @@ class OpenLoopRun:
         Whether the initial state x_0 is fitted too (its sensitivities follow the parameters').
     integrator, internal_step :
         As for ``flexfmu export`` (None: the FMU's default step for ``sample_step``).
-    compile : callable, optional
-        casadi.Function -> an equivalent Function, applied to the per-step pieces (one internal step, the
-        outputs, and their sensitivities) before the run is assembled from them: the harness compiles them
-        to C. None evaluates them in CasADi's virtual machine.
+    native : bool
+        Compile the per-step pieces (one internal step, the outputs, and their sensitivities) to C before the
+        run is assembled from them (:func:`flexfmu.codegen.native.native_functions`): about ten times faster
+        runs, the compiler paid once per machine, arm, step and parameter set. False, or no C compiler,
+        evaluates them in CasADi's virtual machine, with the same results.
     """
 
     def __init__(self, model, sample_step: float, count: int, measured: list[str], fitted: list[str],
                  fit_initial: bool = False, integrator: str = "rk4", internal_step: float | None = None,
-                 compile=None):
+                 native: bool = False):
         self.model, self.count, self.fitted, self.fit_initial = model, count, list(fitted), fit_initial
-        self.integrator, self._compile = integrator, compile or (lambda function: function)
+        self.integrator, self.native = integrator, native and c_compiler() is not None
         self.sample_step = float(sample_step)
         self.internal_step = plant_step_size(model, integrator, self.sample_step, internal_step)
         self.substeps = round(self.sample_step / self.internal_step)
@@ -94,8 +102,12 @@ class OpenLoopRun:
             ) from None
         self._substep = ca.Function("substep", [x, u, pc], [x_next])
         self._output = ca.Function("output", [x, u, pc], [y])
-        sample = self._sample_function(self._compile(self._substep), self._compile(self._output), False)
+        sample = self._sample_function(*self._compiled([self._substep, self._output], "open_loop"), False)
         self._forward = self._run(sample, [0], ["x0", "U", "pc"], [nx, u.numel(), npc])
+
+    def _compiled(self, pieces: list[ca.Function], name: str) -> list[ca.Function]:
+        """``pieces`` compiled together into the library ``name`` when :attr:`native`, else as they are."""
+        return native_functions(pieces, name, optimisation="-O1") if self.native else pieces
 
     def _sample_function(self, substep: ca.Function, output: ca.Function, sensitivities: bool) -> ca.Function:
         """One sample: ``substep`` T/h times and ``output``; (x, u, pc) -> (x_next, y), or with
@@ -133,7 +145,7 @@ class OpenLoopRun:
     @cached_property
     def _sensitivities(self) -> ca.Function:
         """(x0, S0, U, pc, D) -> (Y, dY): the run with its forward sensitivities (built on first use)."""
-        substep, output = (self._compile(piece) for piece in self._sensitivity_pieces())
+        substep, output = self._compiled(list(self._sensitivity_pieces()), "open_loop_sensitivity")
         nx, nu, npc = (self._substep.size1_in(k) for k in range(3))
         sample = self._sample_function(substep, output, True)
         return self._run(sample, [0, 1], ["x0", "S0", "U", "pc", "D"],

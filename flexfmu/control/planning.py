@@ -145,7 +145,8 @@ def _collocation(degree: int):
     return tau, C, D
 
 
-def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None, progress: bool = True) -> Plan:
+def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None, progress: bool = False,
+                log_file=None) -> Plan:
     """Plan the move of ``settings`` for ``model`` (plant parameters ``p``).
 
     Parameters
@@ -158,6 +159,8 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
         Plant parameters (the model's nominal ones when None).
     progress : bool
         Print IPOPT's iteration log.
+    log_file : str or Path, optional
+        Write IPOPT's iteration log to this file.
 
     Returns
     -------
@@ -212,17 +215,19 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     limit = np.full(nj, np.inf) if settings.torque_limit is None else np.asarray(settings.torque_limit, float)
     low = np.concatenate([np.full(nx * (N * m + 1) + nx * N * m * d, -np.inf), np.tile(-limit, N + 1)])
     guess = _initial_guess(model, settings, N, m, tau, limit)
-    solver = ca.nlpsol("plan", "ipopt", {"x": w, "f": objective, "g": constraints}, {
-        "ipopt.max_iter": settings.max_iterations, "ipopt.print_level": 5 if progress else 0,
-        "ipopt.sb": "yes", "print_time": False, "ipopt.tol": 1e-8, "ipopt.constr_viol_tol": 1e-10,
-    })
+    options = {"ipopt.max_iter": settings.max_iterations, "ipopt.print_level": 5 if progress else 0,
+               "ipopt.sb": "yes", "print_time": False, "ipopt.tol": 1e-8, "ipopt.constr_viol_tol": 1e-10}
+    if log_file is not None:
+        options |= {"ipopt.output_file": str(log_file), "ipopt.file_print_level": 5}
+    solver = ca.nlpsol("plan", "ipopt", {"x": w, "f": objective, "g": constraints}, options)
     began = time.perf_counter()
     solution = solver(x0=guess, lbx=low, ubx=-low, lbg=0, ubg=0)
     solve_s = time.perf_counter() - began
     stats = solver.stats()
     if not stats["success"]:
         raise PlanError(f"IPOPT did not find a plan: {stats['return_status']} after {stats['iter_count']} "
-                        "iterations (try a longer --time or a higher --torque-limit)")
+                        "iterations (try a longer --time or a higher --torque-limit"
+                        + (f"; its log: {log_file}" if log_file is not None else "") + ")")
     values = np.array(solution["x"]).ravel()
     states = values[:nx * (N * m + 1)].reshape(N * m + 1, nx)[::m]
     torques = values[-nj * (N + 1):].reshape(N + 1, nj)  # U columns, then hold

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from flexfmu.control.profile import Profile, profile
 from flexfmu.control.references import (
-    circle_reference,
-    inverted_u,
+    circle_angles,
+    circle_reach,
+    inverted_u_expression,
     platform_circle,
-    platform_reference,
-    quintic_reference,
+    quintic_angles,
 )
 from flexfmu.dynamics.metadata import PLATFORM_POSITION, TIP_POSITION, TORQUE
 from flexfmu.spec.keys import Key, check_row
@@ -46,8 +47,12 @@ class ReferenceKind:
     fits : callable
         (model) -> None when the arm of ``model`` can follow it, else why not (one phrase).
     build : callable
-        (values, model) -> the reference t -> (theta_d, dtheta_d, ddtheta_d), from the table's checked
-        ``values`` ({key: value}) for ``model``.
+        (values, model) -> the reference t -> (theta_d, dtheta_d, ddtheta_d) as a Profile
+        (:mod:`flexfmu.control.profile`), from the table's checked ``values`` ({key: value}) for ``model``;
+        its numbers are the profile's parameters.
+    move_end : callable, optional
+        (values) -> the time (s) from which the reference holds still: the end of a move, after which a
+        closed loop settles; None for a reference that keeps moving (a circle).
     """
 
     name: str
@@ -55,18 +60,30 @@ class ReferenceKind:
     keys: tuple[Key, ...]
     fits: Callable
     build: Callable
+    move_end: Callable | None = None
 
     def __post_init__(self):
         check_row("REFERENCES", self.name, self.keys, fits=self.fits, build=self.build)
 
+    def reference(self, values: dict, model) -> Profile:
+        """The reference of the checked table ``values`` for ``model``: :attr:`build`'s Profile with this row's
+        keys attached, whose bounds check new values of its parameters (a sweep's)."""
+        return self.build(values, model).checked_by(self.keys)
+
+
+def delta_dimensions(model):
+    """The Dimensions of a Delta robot's ``model`` at its nominal values."""
+    from flexfmu.dynamics.delta.kinematics import Dimensions
+
+    values = model.parameters
+    return Dimensions(*(values[name] for name in ("base.radius", "platform.radius", "upper.length", "lower.length")))
+
 
 def delta_kinematics(model):
     """The DeltaKinematics of a Delta robot's ``model`` at its nominal dimensions."""
-    from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
+    from flexfmu.dynamics.delta.kinematics import DeltaKinematics
 
-    values = model.parameters
-    return DeltaKinematics(Dimensions(*(values[name] for name in (
-        "base.radius", "platform.radius", "upper.length", "lower.length"))))
+    return DeltaKinematics(delta_dimensions(model))
 
 
 def _torque_driven(model) -> str | None:
@@ -89,20 +106,42 @@ def _platform(model) -> str | None:
 
 def _circle(values: dict, model):
     lengths = [model.parameters[f"link[{j}].length"] for j in (1, 2)]
-    return circle_reference(values["center"], values["radius"], values["frequency"], lengths)
+    reference = profile(values, "the circle reference",
+                        lambda t, v: circle_angles(t, v["center"], v["radius"], v["frequency"], lengths))
+    return reference.explained_by(lambda t: circle_reach(t, values["center"], values["radius"], values["frequency"],
+                                                         lengths))
 
 
 def _quintic(values: dict, model):
-    return quintic_reference(values["start"], values["goal"], values["move_time"])
+    return profile(values, "the quintic reference", lambda t, v: quintic_angles(t, v["start"], v["goal"],
+                                                                                v["move_time"]))
+
+
+def _platform_profile(values: dict, model, what: str, path) -> Profile:
+    """The Profile of the motor angles of a Delta robot's platform on ``path`` (t, values -> P), by inverse
+    kinematics; where it is not finite, the robot's kinematics say which chain cannot reach the point."""
+    from flexfmu.dynamics.delta.kinematics import KinematicsError, inverse_kinematics
+
+    dims = delta_dimensions(model)
+
+    def explain(t: float) -> str | None:
+        try:
+            delta_kinematics(model).inverse(path(t, values))
+        except KinematicsError as error:
+            return f"{what} at t = {t:g} s: {error}"
+        return None
+
+    return profile(values, what, lambda t, v: inverse_kinematics(path(t, v), dims)).explained_by(explain)
 
 
 def _platform_circle(values: dict, model):
-    path = platform_circle(values["center"], values["radius"], values["frequency"])
-    return platform_reference(path, delta_kinematics(model))
+    return _platform_profile(values, model, "the platform circle reference",
+                             lambda t, v: platform_circle(t, v["center"], v["radius"], v["frequency"]))
 
 
 def _inverted_u(values: dict, model):
-    return platform_reference(inverted_u(values["start"], values["travel"], values["times"]), delta_kinematics(model))
+    return _platform_profile(values, model, "the inverted-U reference",
+                             lambda t, v: inverted_u_expression(t, v["start"], v["travel"], v["times"]))
 
 
 def _circle_keys(axes: str) -> tuple[Key, ...]:
@@ -117,10 +156,10 @@ CIRCLE = ReferenceKind(
     _circle_keys("xy"), _planar_two_link, _circle)
 QUINTIC = ReferenceKind(
     "quintic", "a rest-to-rest quintic in joint space, held after the move (paper 004)",
-    (Key("start", "numbers", "joint angles at t = 0", "rad"),
-     Key("goal", "numbers", "joint angles from the move time on", "rad"),
+    (Key("start", "numbers", "joint angles at t = 0", "rad", per_joint=True),
+     Key("goal", "numbers", "joint angles from the move time on", "rad", per_joint=True),
      Key("move_time", "number", "the move time", "s", gt=0)),
-    _torque_driven, _quintic)
+    _torque_driven, _quintic, move_end=lambda values: values["move_time"])
 PLATFORM_CIRCLE = ReferenceKind(
     "platform_circle", "a Delta robot's platform on a horizontal circle, by inverse kinematics (paper 003)",
     _circle_keys("xyz"), _platform, _platform_circle)
@@ -128,7 +167,7 @@ INVERTED_U = ReferenceKind(
     "inverted_u", "a Delta robot's pick-and-place: the platform on paper 003's inverted U, septic blends",
     (Key("start", "vector", "the platform's start (x, y, z)", "m", size=3),
      Key("travel", "vector", "the move (dx, dy, dz): x and y across, z up and back", "m", size=3),
-     Key("times", "vector", "the set-point times t0, t1, t2, t3, tf", "s", size=5)),
-    _platform, _inverted_u)
+     Key("times", "vector", "the set-point times t0, t1, t2, t3, tf", "s", size=5, ge=0, increasing=True)),
+    _platform, _inverted_u, move_end=lambda values: values["times"][-1])
 
 REFERENCES: dict[str, ReferenceKind] = {row.name: row for row in (CIRCLE, QUINTIC, PLATFORM_CIRCLE, INVERTED_U)}

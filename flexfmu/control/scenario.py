@@ -11,47 +11,79 @@ so one scenario adapts to arms with more or fewer links: ``deflection`` on a
 rigid arm compares nothing. ``tolerances`` are keyed the same way, a name
 before its group, with ``default`` for the rest.
 
-A closed-loop controller's ``[controller.reference]`` names a row of
-:data:`flexfmu.control.reference_kinds.REFERENCES` by its ``kind``, with the
-keys that row declares. An arm with prescribed joints needs a ``[motion]``
-table: a profile of :data:`flexfmu.control.motions.MOTIONS` (``kind =
-"spinup"``: paper 001's spin-up to the rate ``w0`` in ``ramp_time``), which
-the harness feeds to their angle, rate and acceleration inputs, the same
-profile for every prescribed joint. Its entries are the scenario's
-parameters (:meth:`Scenario.with_motion`); the other joints take the held
-torques of a ``held`` controller. Both tables' keys are checked when the
-scenario loads.
+``[controller]`` names a row of
+:data:`flexfmu.control.controllers.CONTROLLERS` by its ``kind`` (held
+torques or a control law of :data:`flexfmu.control.laws.LAWS`) with the keys
+that row declares. A control law's ``[controller.reference]`` names a row of
+:data:`flexfmu.control.reference_kinds.REFERENCES`, with that row's keys. An
+arm with prescribed joints needs a ``[motion]`` table: a profile of
+:data:`flexfmu.control.motions.MOTIONS` (``kind = "spinup"``: paper 001's
+spin-up to the rate ``w0`` in ``ramp_time``), which the harness feeds to
+their angle, rate and acceleration inputs, the same profile for every
+prescribed joint. Its entries are the scenario's parameters
+(:meth:`Scenario.with_motion`); the other joints take the held torques of a
+``held`` controller.
+
+A scenario is checked in two steps, both before anything runs or is
+written. :func:`load_scenario` checks the file alone against the declared
+keys (:mod:`flexfmu.spec.keys`): every key typed and ranged, unknown keys
+with a spelling hint, the kinds of controller, reference and motion from
+their tables with the keys of their rows. :meth:`Scenario.check` then
+checks it against the arm's Model: the names in ``initial``, ``compare`` and
+``tolerances``, the lengths of per-joint lists, whether the controller,
+reference and motion fit the arm, and the reference itself, sampled over the
+run. Every problem is reported at once, on one line, as a ScenarioError.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from flexfmu.control.controllers import HeldInputs, PrescribedInputs, SampledController
-from flexfmu.control.laws import LAWS, build_law
+import numpy as np
+
+from flexfmu.control.controllers import CONTROLLERS, HeldInputs, PrescribedInputs, SampledController
+from flexfmu.control.laws import LAWS
 from flexfmu.control.motions import MOTIONS
 from flexfmu.control.reference_kinds import REFERENCES
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
+from flexfmu.dynamics.equilibrium import rest_state
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
-from flexfmu.spec.keys import read_keys
+from flexfmu.spec.checks import join, show, string, sub_table, type_name
+from flexfmu.spec.keys import Key, joint_count_problems, read_keys
 
-CONTROLLER_KINDS = ("held", *LAWS)
-REQUIRED = ("name", "arm", "duration", "step", "controller", "compare", "tolerances")
+MAX_SAMPLES = 10_000_000  # duration / step: beyond this a run would not fit in memory
+REFERENCE_SAMPLES = 21  # times at which Scenario.check evaluates a reference (both ends included)
+SCENARIO_KEYS = (
+    Key("name", "string", "the scenario's name"),
+    Key("description", "string", "what it shows and where it comes from", required=False, default=""),
+    Key("arm", "string", "an example arm's name, or an arm file"),
+    Key("duration", "number", "how long it runs", "s", gt=0),
+    Key("step", "number", "the controller's sample step and the FMU's communication step", "s", gt=0),
+    Key("initial", "table", "start values of state coordinates by name (the others at the arm's start pose)",
+        required=False, default={}),
+    Key("tolerances", "table", "largest difference allowed between two runs, by output name or output group; "
+        "default for the rest (required)", gt=0),
+)
+COMPARE_KEYS = (Key("outputs", "strings", "the output names or output groups of the arm's Model compared"),)
+TABLES = ("controller", "compare", "motion")  # read by their own readers below
 
-__all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_names", "scenarios_for"]
+__all__ = ["Scenario", "ScenarioError", "load_scenario", "scenario_from_dict", "scenario_names", "scenarios_for"]
 
 
 class ScenarioError(FlexfmuError, ValueError):
-    """A scenario file that cannot be run; the message names the field."""
+    """A scenario file that cannot be run; the message (one line) names every field at fault."""
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A loaded scenario (see the module docstring for the file's fields)."""
+    """A loaded scenario (see the module docstring for the file's fields); every value checked against its
+    declared key."""
 
     name: str
     description: str
@@ -68,6 +100,83 @@ class Scenario:
     def arm_path(self) -> Path:
         """The arm file the scenario is written for."""
         return resolve_arm(self.arm)
+
+    @property
+    def controller_kind(self):
+        """The row of :data:`~flexfmu.control.controllers.CONTROLLERS` its controller names."""
+        return CONTROLLERS[self.controller["kind"]]
+
+    @property
+    def closed_loop(self) -> bool:
+        """Whether its controller is a control law following a reference (not held torques)."""
+        return self.controller_kind.follows_reference
+
+    @property
+    def options(self) -> dict:
+        """The controller's keys besides ``kind`` and ``reference``: gains and options."""
+        return {key: value for key, value in self.controller.items() if key not in ("kind", "reference")}
+
+    def check(self, model) -> None:
+        """Check this scenario against the arm's ``model``: the names of ``initial``, ``compare.outputs`` and
+        ``tolerances``, the per-joint lists, whether the controller, reference and motion fit the arm, and the
+        reference sampled over the run (finite, within reach).
+
+        Raises
+        ------
+        ScenarioError
+            Naming every problem, on one line.
+        """
+        problems = self._name_problems(model) + self._controller_problems(model)
+        if problems:
+            raise ScenarioError(f"scenario {self.name} on arm {model.arm.name!r}: " + "; ".join(problems))
+
+    def _name_problems(self, model) -> list[str]:
+        problems = [_unknown("initial", name, model.states, "a state coordinate of the arm")
+                    for name in self.initial if name not in model.states]
+        known = [*model.output_names, *OUTPUT_GROUPS]
+        problems += [_unknown(f"compare.outputs[{i}]", entry, known, "an output or output group of the arm")
+                     for i, entry in enumerate(self.outputs, start=1) if entry not in known]
+        if not problems and not self.compared(model):
+            problems.append(f"compare.outputs selects no output of the arm ({', '.join(self.outputs)})")
+        problems += [_unknown("tolerances", key, ["default", *known], "an output or output group of the arm")
+                     for key in self.tolerances if key not in ("default", *known)]
+        return problems
+
+    def _controller_problems(self, model) -> list[str]:
+        row = self.controller_kind
+        torques = len(model.inputs_of(TORQUE))
+        problems = joint_count_problems(self.controller, "controller", row.keys, torques, model.arm.name)
+        why = row.fits(model, self.options)
+        if why:
+            problems.append(f"controller.kind = {row.name!r}: {why}")
+        prescribed = model.inputs_of(PRESCRIBED_ANGLE)
+        if prescribed and not self.motion:
+            problems.append(f"arm {model.arm.name!r} has prescribed joints ({', '.join(prescribed)}): give their "
+                            "motion in a [motion] table")
+        elif self.motion and not prescribed:
+            problems.append(f"motion: arm {model.arm.name!r} has no prescribed joint to move")
+        if row.follows_reference and not problems:
+            problems += self._reference_problems(model)
+        return problems
+
+    def _reference_problems(self, model) -> list[str]:
+        spec = self.controller["reference"]
+        row = REFERENCES[spec["kind"]]
+        why = row.fits(model)
+        if why:
+            return [f"controller.reference.kind = {row.name!r}: {why}"]
+        problems = joint_count_problems(spec, "controller.reference", row.keys, len(model.inputs_of(TORQUE)),
+                                        model.arm.name)
+        if problems:
+            return problems
+        grid = self.grid()
+        times = grid[np.unique(np.linspace(0, len(grid) - 1, min(len(grid), REFERENCE_SAMPLES)).round().astype(int))]
+        key = (model.arm, repr(sorted(spec.items())), tuple(times))
+        if key not in _SAMPLED:
+            if len(_SAMPLED) >= 64:
+                _SAMPLED.clear()
+            _SAMPLED[key] = _sampled_reference(row, spec, model, times)
+        return _SAMPLED[key]
 
     def compared(self, model) -> list[tuple[str, float]]:
         """(output name, largest allowed absolute difference between two
@@ -89,7 +198,7 @@ class Scenario:
                 raise ScenarioError(f"scenario {self.name}: compare.outputs names {entry!r}, which is neither an "
                                     f"output of arm {model.arm.name!r} nor an output group "
                                     f"({', '.join(OUTPUT_GROUPS)})")
-        return rows
+        return list(dict.fromkeys(rows))
 
     def _tolerance(self, model, output: str) -> float:
         group = next(s.group for s in model.output_table if s.name == output)
@@ -98,9 +207,11 @@ class Scenario:
                 return float(self.tolerances[key])
         raise AssertionError("load_scenario requires a default tolerance")
 
-    def initial_state(self, model):
-        """x0 = [q0; 0] over the state coordinates of ``model`` with the scenario's initial coordinates (the
-        others at the arm's start pose: zero for serial arms, the home pose for a Delta robot).
+    def initial_state(self, model, p=None):
+        """x0 = [q0; 0] over the state coordinates of ``model``: the arm at rest at the scenario's start pose,
+        its joints at the scenario's initial angles (the others at the arm's start pose) and every other
+        coordinate at the static equilibrium there under the parameters ``p`` (nominal when None;
+        ``flexfmu.dynamics.equilibrium``), unless the scenario gives it too.
 
         Raises
         ------
@@ -113,18 +224,22 @@ class Scenario:
             raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not state coordinates "
                                 f"of arm {model.arm.name!r} ({', '.join(states)}; prescribed joints follow the "
                                 "[motion] table)")
-        x0 = model.start_state.copy()
-        for name, value in self.initial.items():
-            x0[states.index(name)] = value
-        return x0
+        return rest_state(model, self.initial, p)
+
+    def start_values(self, model, p=None) -> dict:
+        """{state coordinate name: value} of :meth:`initial_state` (parameters ``p``, nominal when None): what an
+        FMU of ``model`` is started with."""
+        x0 = self.initial_state(model, p)
+        return dict(zip(model.states, map(float, x0)))
 
     def with_motion(self, **values) -> Scenario:
-        """This scenario with the ``[motion]`` parameters in ``values`` replaced (``w0=6.0``).
+        """This scenario with the ``[motion]`` parameters in ``values`` replaced (``w0=6.0``), checked
+        against the motion's keys.
 
         Raises
         ------
         ScenarioError
-            If the scenario has no motion or the motion no such parameter.
+            If the scenario has no motion, the motion no such parameter, or a value is out of its range.
         """
         profile = MOTIONS.get(self.motion.get("kind"))
         known = tuple(key.name for key in profile.keys) if profile else ()
@@ -132,24 +247,37 @@ class Scenario:
         if unknown:
             raise ScenarioError(f"scenario {self.name}: no motion parameter {', '.join(unknown)} "
                                 f"(its motion has: {', '.join(known) or 'none'})")
-        return dataclasses.replace(self, motion=self.motion | {k: float(v) for k, v in values.items()})
+        problems: list[str] = []
+        motion = read_keys(problems, self.motion | values, "motion", profile.keys, others=("kind",))
+        if problems:
+            raise ScenarioError(f"scenario {self.name}: " + "; ".join(problems))
+        return dataclasses.replace(self, motion={"kind": self.motion["kind"]} | motion)
+
+    def with_duration(self, duration: float) -> Scenario:
+        """This scenario run for ``duration`` s instead (``--duration``), which must be a whole number of its
+        steps.
+
+        Raises
+        ------
+        ScenarioError
+            If it is not.
+        """
+        problems = _duration_problems(duration, self.step)
+        if problems:
+            raise ScenarioError(f"scenario {self.name}: " + "; ".join(problems))
+        return dataclasses.replace(self, duration=float(duration))
 
     def motion_profile(self, joints: int):
         """t -> (angles, rates, accelerations) of the ``[motion]`` table for ``joints`` prescribed joints."""
-        return MOTIONS[self.motion["kind"]].build(self.motion, joints)
+        return MOTIONS[self.motion["kind"]].motion(self.motion, joints)
 
     def grid(self):
         """The sample times 0, step, ..., duration."""
-        import numpy as np
-
         return np.linspace(0.0, self.duration, int(round(self.duration / self.step)) + 1)
 
     def law(self, model):
         """The control law of this scenario for ``model``, its gains as the law's defaults."""
-        options = {key: value for key, value in self.controller.items() if key not in ("kind", "reference")}
-        if self.controller["kind"] == "composite":
-            options.setdefault("sample_step", self.step)
-        return build_law(model, self.controller["kind"], **options)
+        return LAWS[self.controller["kind"]].build(model, self.options, self.step)
 
     def reference(self, model):
         """t -> (theta_d, dtheta_d, ddtheta_d) of this scenario for ``model``: the row of ``REFERENCES`` its
@@ -166,7 +294,7 @@ class Scenario:
         why = row.fits(model)
         if why:
             raise ScenarioError(f"scenario {self.name}: {why}")
-        return row.build(spec, model)
+        return row.reference(spec, model)
 
     def build_controller(self, model, gains: dict | None = None):
         """The controller object of this scenario for ``model``; ``gains``
@@ -184,22 +312,57 @@ class Scenario:
             why = (f"has prescribed joints ({', '.join(prescribed)}) and the scenario no [motion] table"
                    if prescribed else "has no prescribed joint for the scenario's [motion] table")
             raise ScenarioError(f"scenario {self.name}: arm {model.arm.name!r} {why}")
-        if self.controller["kind"] == "held":
-            torques = model.inputs_of(TORQUE)
-            nu = len(torques)
-            wrong = [t for t, u in self.controller["switches"] if len(u) != nu]
-            if wrong:
-                raise ScenarioError(f"scenario {self.name}: controller.switches at t = {wrong[0]} s has not "
-                                    f"{nu} torques (arm {model.arm.name!r} has {nu} torque inputs)")
-            held = HeldInputs(self.controller["switches"], torques)
+        row = self.controller_kind
+        problems = joint_count_problems(self.controller, "controller", row.keys, len(model.inputs_of(TORQUE)),
+                                        model.arm.name)
+        why = row.fits(model, self.options)
+        if problems or why:
+            raise ScenarioError(f"scenario {self.name}: " + "; ".join(problems or [f"controller: {why}"]))
+        if not row.follows_reference:
+            held = HeldInputs([list(switch) for switch in self.controller["switches"]], model.inputs_of(TORQUE))
             if prescribed:
                 return PrescribedInputs.for_model(model, self.motion_profile(len(prescribed)), held)
             return held
-        if prescribed:
-            raise ScenarioError(f"scenario {self.name}: control laws drive joint torques; arm {model.arm.name!r} "
-                                f"has prescribed joints ({', '.join(prescribed)}): use controller.kind = \"held\"")
         law = self.law(model)
         return SampledController(law, law.gain_vector(gains), self.reference(model))
+
+
+_SAMPLED: dict = {}  # (arm, reference, times) -> problems: a scenario is checked where it loads and where it runs
+
+
+def _sampled_reference(row, spec: dict, model, times) -> list[str]:
+    """What is wrong with the reference ``spec`` (a row of REFERENCES) on ``model`` sampled at ``times``: an
+    error of its builder (a point out of reach) or a sample that is not finite."""
+    try:
+        reference = row.build(spec, model)
+        for t in times:
+            sample = np.concatenate(reference(float(t)))
+            if not np.all(np.isfinite(sample)):
+                return [f"controller.reference gives joint angles or rates that are not finite at t = {t:g} s"]
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError, FlexfmuError) as error:
+        return [f"controller.reference cannot be followed by arm {model.arm.name!r}: {_one_line(error)}"]
+    return []
+
+
+def _unknown(where: str, name: str, known, what: str) -> str:
+    """The problem of a ``name`` at ``where`` that is not one of ``known``, with a spelling hint."""
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{where} names {show(name)}, not {what}{hint}"
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _duration_problems(duration: float, step: float) -> list[str]:
+    """What is wrong with running ``duration`` s at ``step`` s (both already checked > 0)."""
+    count = duration / step
+    if count > MAX_SAMPLES:
+        return [f"duration / step = {count:.3g} samples; at most {MAX_SAMPLES:,} are supported"]
+    if round(count) < 1 or abs(round(count) * step - duration) > 1e-9 * duration:
+        return [f"duration ({duration:g} s) must be a whole number of steps ({step:g} s)"]
+    return []
 
 
 def scenarios_for(arm_name: str) -> list[str]:
@@ -208,7 +371,8 @@ def scenarios_for(arm_name: str) -> list[str]:
 
 
 def load_scenario(name_or_path: str | Path) -> Scenario:
-    """Load a scenario by name (shipped scenarios) or path.
+    """Load a scenario by name (shipped scenarios) or path, checking the file alone (see
+    :meth:`Scenario.check` for the checks against the arm).
 
     Parameters
     ----------
@@ -230,54 +394,73 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     except InputError as error:
         raise ScenarioError(str(error)) from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ScenarioError(f"scenario {str(name_or_path)!r} cannot be read: {error}") from None
-    problems = [f"missing {key!r}" for key in REQUIRED if key not in data]
-    if problems:
-        raise ScenarioError(f"{path.name}: " + "; ".join(problems))
-    kind = data["controller"].get("kind")
-    if kind not in CONTROLLER_KINDS:
-        problems.append(f"controller.kind must be one of {', '.join(CONTROLLER_KINDS)}, got {kind!r}")
-    elif kind != "held":
-        problems += _reference_problems(data["controller"].get("reference", {}))
-    try:
-        resolve_arm(data["arm"])
-    except InputError as error:
-        problems.append(str(error))
-    for key in ("duration", "step"):
-        if not isinstance(data[key], (int, float)) or data[key] <= 0:
-            problems.append(f"{key} must be > 0, got {data[key]!r}")
-    if "default" not in data["tolerances"]:
-        problems.append("tolerances.default is missing")
-    problems += _motion_problems(data.get("motion"))
-    if problems:
-        raise ScenarioError(f"{path.name}: " + "; ".join(problems))
-    return Scenario(
-        name=data["name"], description=data.get("description", ""), arm=data["arm"],
-        duration=float(data["duration"]), step=float(data["step"]), initial=dict(data.get("initial", {})),
-        controller=dict(data["controller"]), outputs=list(data["compare"]["outputs"]),
-        tolerances=dict(data["tolerances"]), motion=dict(data.get("motion", {})),
-    )
+        raise ScenarioError(f"scenario {str(name_or_path)!r} cannot be read: {_one_line(error)}") from None
+    return scenario_from_dict(data, path.name)
 
 
-def _reference_problems(reference) -> list[str]:
-    """What is wrong with a ``[controller.reference]`` table: its kind, then the keys of that kind's row."""
-    kind = reference.get("kind") if isinstance(reference, dict) else None
-    if kind not in REFERENCES:
-        return [f"controller.reference.kind must be one of {', '.join(REFERENCES)}, got {kind!r}"]
+def scenario_from_dict(data: Mapping, source: str = "<dict>") -> Scenario:
+    """The Scenario of ``data`` (a parsed scenario file) from ``source`` (a name for messages), checked
+    against the declared keys of the file, its controller, reference and motion.
+
+    Raises
+    ------
+    ScenarioError
+        Naming every problem, on one line.
+    """
     problems: list[str] = []
-    read_keys(problems, reference, "controller.reference", REFERENCES[kind].keys, others=("kind",))
-    return problems
+    if not isinstance(data, Mapping):
+        raise ScenarioError(f"{source}: a scenario must be a table, got {show(data)} ({type_name(data)})")
+    values = read_keys(problems, data, "", SCENARIO_KEYS, others=TABLES)
+    if values["name"] is not None and not values["name"].strip():
+        problems.append("name must not be empty")
+    if values["arm"] is not None:
+        try:
+            resolve_arm(values["arm"])
+        except InputError as error:
+            problems.append(str(error))
+        except (OSError, ValueError) as error:
+            problems.append(f"arm {show(values['arm'])} cannot be a file name: {_one_line(error)}")
+    if values["tolerances"] is not None and "default" not in values["tolerances"]:
+        problems.append("tolerances.default is required (the tolerance of outputs not named)")
+    if values["duration"] is not None and values["step"] is not None:
+        problems += _duration_problems(values["duration"], values["step"])
+    controller = _controller(problems, data)
+    compare = sub_table(problems, data, "compare", "", required=True)
+    outputs = read_keys(problems, compare, "compare", COMPARE_KEYS)["outputs"] if compare is not None else None
+    motion = _kind_table(problems, data, "motion", MOTIONS, required=False)
+    if problems:
+        raise ScenarioError(f"{source}: " + "; ".join(_one_line(problem) for problem in problems))
+    return Scenario(name=values["name"], description=values["description"], arm=values["arm"],
+                    duration=values["duration"], step=values["step"], initial=dict(values["initial"]),
+                    controller=controller, outputs=list(outputs), tolerances=dict(values["tolerances"]),
+                    motion=motion or {})
 
 
-def _motion_problems(motion) -> list[str]:
-    """What is wrong with a ``[motion]`` table (None: absent, fine): its kind, then the keys of that kind's row."""
-    if motion is None:
-        return []
-    if not isinstance(motion, dict):
-        return [f"motion must be a table, got {motion!r}"]
-    kind = motion.get("kind")
-    if kind not in MOTIONS:
-        return [f"motion.kind must be one of {', '.join(MOTIONS)}, got {kind!r}"]
-    problems: list[str] = []
-    read_keys(problems, motion, "motion", MOTIONS[kind].keys, others=("kind",))
-    return problems
+def _kind_table(problems: list[str], data: Mapping, path: str, rows: dict, required: bool = True,
+                others: tuple = ()) -> dict | None:
+    """The checked table at ``path`` in ``data`` (its ``kind`` a row of ``rows``, its keys the row's): {} when
+    absent and optional, None when unusable (the problems appended)."""
+    parent, _, key = path.rpartition(".")
+    table = sub_table(problems, data, key, parent, required)
+    if table is None or key not in data:
+        return table
+    kind = string(problems, table, "kind", path, choices=tuple(rows))
+    if kind is None:
+        return None
+    values = read_keys(problems, table, path, rows[kind].keys, others=("kind", *others))
+    return {"kind": kind} | values
+
+
+def _controller(problems: list[str], data: Mapping) -> dict | None:
+    """The checked ``[controller]`` table: its kind from CONTROLLERS with that row's keys, and for a control
+    law its ``[controller.reference]`` from REFERENCES."""
+    controller = _kind_table(problems, data, "controller", CONTROLLERS, others=("reference",))
+    if not controller:
+        return None
+    table = data["controller"]
+    if CONTROLLERS[controller["kind"]].follows_reference:
+        reference = _kind_table(problems, table, join("controller", "reference"), REFERENCES)
+        return None if reference is None else controller | {"reference": reference}
+    if "reference" in table:
+        problems.append(f"controller.reference: a {controller['kind']!r} controller follows no reference")
+    return controller

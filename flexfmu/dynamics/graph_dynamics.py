@@ -50,4 +50,37 @@ def graph_dynamics(model) -> CompiledDynamics:
                                  ca.jtimes(y, ca.vertcat(x, u), ca.vertcat(dx, du))]),
         newton_correction=ca.Function("newton_correction", [q, qd, v0, u, p, h], [correction],
                                       ["q", "qd", "v0", "u", "pc", "h"], ["dw"]),
+        mass_form=mass_form(model, npar),
     )
+
+
+def mass_form(model, size: int) -> ca.Function:
+    """(x, u, pc) -> (M, f, K, D) over the state coordinates of ``model`` from its own graph (closed-form or
+    energy M, h and B; pc = [p; c] of ``size`` entries, only p read): M qdd = f = B u - h, less the inertial
+    load of the prescribed joints' known accelerations (their torques act on their own angles alone, so
+    they leave the state rows), with the stiffness K and damping D of ``Model.stiffness_at``.
+
+    Raises
+    ------
+    ValueError
+        If a prescribed joint's torque acts on a state coordinate (no mass form over the states).
+    """
+    drives, states = model.drives, list(model.drives.states)
+    n, nu, npar = len(states), len(model.inputs), len(model.parameters)
+    pattern = model.input_matrix.sparsity_out(0)
+    if any(pattern.has_nz(row, column) for row in states for column in drives.prescribed_joints):
+        raise ValueError("a prescribed joint's torque acts on state coordinates: no mass form M qdd = f over the "
+                         "states (the spec allows prescribed joints only between tangent frames)")
+    x, u, pc = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", size)
+    p = pc[:npar]
+    q_all, qd_all = drives.coordinates(x[:n], x[n:], u)
+    M = model.mass_matrix(q_all, p)
+    B = model.input_matrix(q_all, p)
+    f = -model.bias(q_all, qd_all, p)
+    if drives.torques:
+        f += ca.mtimes(B[:, list(drives.torque_joints)], u[list(drives.torques)])
+    if drives.prescribed:
+        f -= ca.mtimes(M[:, list(drives.prescribed)], u[list(drives.accelerations)])
+    K, D = model.stiffness_at(q_all, p)
+    return ca.Function("mass_form", [x, u, pc], [M[states, states], f[states], K[states, states], D[states, states]],
+                       ["x", "u", "pc"], ["M", "f", "K", "D"])

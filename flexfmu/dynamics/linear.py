@@ -6,10 +6,27 @@ eigenvalues of (K, M). Coordinates can be locked (removed), which is how a
 joint held by its motor or brake is modelled. Used by tests against analytic
 beam frequencies, and to choose a co-simulation step from the highest
 frequency of an arm.
+
+About a static equilibrium under load (:func:`held_frequencies`: the links
+sagging under gravity with the hubs held) the linearisation is consistent
+only with the geometric stiffness of the load: the axial force a link
+carries (the weight of what hangs on it, along the link) works on the
+foreshortening of the bent link, 1/2 int N(x) w'(x)^2 dx, which stiffens a
+link in tension and softens one in compression. It is second order in the
+deflection, so a Model built without geometric stiffening (a model linear in
+the deflections, like paper 000's) has none of it, while its sag, first
+order, is there. :func:`held_frequencies` therefore linearises the arm with
+every link's geometric stiffening on (:func:`preloaded_energies`), whether
+or not the Model's dynamics keep it: K is the Hessian of that arm's
+potential energy at its equilibrium, M its mass matrix there (which holds
+the kinetic energy of the foreshortening, of the same order). Checked
+against a geometrically exact frame-element model of paper 000's arm
+(``tests/test_preload.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import casadi as ca
@@ -80,6 +97,37 @@ def natural_frequencies(model: Model, q0=None, p=None, locked=()) -> np.ndarray:
     return np.sort(np.sqrt(np.clip(eigenvalues, 0.0, None)))
 
 
+def with_geometric_stiffening(arm):
+    """``arm`` with geometric stiffening on every link that has it off (links without the switch, and an
+    arm whose links all keep it, as they are)."""
+    links = getattr(arm, "links", ())
+    if all(getattr(link, "geometric_stiffening", True) for link in links):
+        return arm
+    return dataclasses.replace(arm, links=tuple(
+        link if getattr(link, "geometric_stiffening", True) else dataclasses.replace(link, geometric_stiffening=True)
+        for link in links))
+
+
+def preloaded_energies(model: Model) -> ca.Function:
+    """(q, qd, p) -> (T, V): the kinetic and potential energy (gravity, strain, joint springs) of the arm of
+    ``model`` with every link's geometric stiffening on, so that a linearisation about a loaded equilibrium
+    holds the geometric stiffness of the load (see the module docstring). The Model's own energies when its
+    links keep the term.
+
+    Raises
+    ------
+    ValueError
+        If the stiffened arm's graph does not have the Model's coordinates and parameters (a kind whose
+        stiffening adds some).
+    """
+    graph = model.graph_for(with_geometric_stiffening(model.arm))
+    if [c.name for c in graph.layout] != model.coordinates or \
+            [row.name for row in graph.parameter_table] != list(model.parameters):
+        raise ValueError(f"arm {model.arm.name!r}: the geometric stiffening changes the coordinates or parameters")
+    T, V = graph.energies()
+    return ca.Function("preloaded_energies", [graph.q, graph.qd, graph.p], [T, V], ["q", "qd", "p"], ["T", "V"])
+
+
 def held_frequencies(model: Model, pose, p=None, group: str = "joint_angle") -> np.ndarray:
     """Natural frequencies (rad/s, ascending) with the encoders of ``group`` held at ``pose``.
 
@@ -87,7 +135,10 @@ def held_frequencies(model: Model, pose, p=None, group: str = "joint_angle") -> 
     for a chord-framed link is the joint coordinate plus a combination of the modes, not a
     coordinate: the encoders are held as linear constraints C dq = 0 on the configuration. The arm
     is linearised about the static equilibrium of the rest under gravity (found by Newton on the
-    constrained coordinates), where M and K = dh/dq are projected onto the null space of C.
+    constrained coordinates), where M and K are projected onto the null space of C. M and K are those of
+    :func:`preloaded_energies`: they hold the geometric stiffness of the links' axial load and the kinetic
+    energy of their foreshortening, whether or not the Model's dynamics keep geometric stiffening (see the
+    module docstring), and the equilibrium is that arm's.
 
     Parameters
     ----------
@@ -104,12 +155,16 @@ def held_frequencies(model: Model, pose, p=None, group: str = "joint_angle") -> 
     q, qd = ca.SX.sym("q", n), ca.SX.sym("qd", n)
     rows = [model.output_names.index(name) for name in model.outputs_of(group)]
     encoders = model.kinematic_outputs(q, qd, ca.SX.zeros(n), p)[rows]
-    h = model.bias(q, ca.SX.zeros(n), p)
-    terms = ca.Function("held", [q], [ca.jacobian(encoders, q), h, ca.jacobian(h, q)])
+    T, V = preloaded_energies(model)(q, qd, p)
+    K, h = ca.hessian(V, q)
+    terms = ca.Function("held", [q], [ca.jacobian(encoders, q), h, K])
+    mass = ca.Function("mass", [q], [ca.substitute(ca.hessian(T, qd)[0], qd, ca.SX.zeros(n))])
     q0 = np.zeros(n)
     q0[model.coordinates_of("joint")] = pose
     C = np.array(terms(q0)[0])
     null = scipy.linalg.null_space(C)
+    if null.shape[1] == 0:  # the held encoders fix every coordinate: a rigid arm, nothing vibrates
+        return np.zeros(0)
     z = np.zeros(null.shape[1])
     for _ in range(50):
         _, hz, Kz = (np.array(m) for m in terms(q0 + null @ z))
@@ -118,6 +173,6 @@ def held_frequencies(model: Model, pose, p=None, group: str = "joint_angle") -> 
         if np.max(np.abs(step)) < 1e-14:
             break
     _, _, K = (np.array(m) for m in terms(q0 + null @ z))
-    M = np.array(model.mass_matrix(q0 + null @ z, p))
+    M = np.array(mass(q0 + null @ z))
     eigenvalues = scipy.linalg.eigvals(null.T @ K @ null, null.T @ M @ null).real
     return np.sort(np.sqrt(np.clip(eigenvalues, 0.0, None)))

@@ -9,6 +9,7 @@ the FMI structured naming convention and are for people and files.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from flexfmu.spec.ranges import Range
@@ -124,15 +125,16 @@ class Parameter:
         True when it may change while the model runs (masses, stiffnesses,
         friction, gravity); False for geometry (lengths, positions, centres
         of mass), which would move bodies discontinuously.
+    range : Range or None
+        The physical range of its values, as the arm file's number it comes from is checked
+        (:mod:`flexfmu.spec.ranges`); values set on a Model (a sweep's points) are checked against it, and a
+        fit (``flexfmu identify``) stays within it.
     field : str or None
         Where the arm file sets it, as a field path of ``docs/spec.md``
         (``link[1].EI``, ``link[2].modes.damping_ratio[1]``,
         ``link[1].joint.viscous_friction``, ``gravity[2]``): what a
         calibrated arm file rewrites (``flexfmu.spec.write``). None when
         the file has no single field for it.
-    range : Range or None
-        The physical range the arm file allows it (``flexfmu.spec.ranges``),
-        which bounds a fit; None when unbounded or not a field.
     """
 
     name: str
@@ -140,5 +142,45 @@ class Parameter:
     unit: str
     description: str
     tunable: bool = True
-    field: str | None = None
     range: Range | None = None
+    field: str | None = None
+
+    def problem(self, value) -> str | None:
+        """Why ``value`` cannot be this parameter's (not a finite number, or outside its range), or None."""
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{self.name} must be a finite number, got {value!r}"
+        allowed = self.range
+        if allowed is not None and not allowed.low <= value <= allowed.high:
+            return (f"{self.name} = {value:g} {self.unit} is not {allowed.text()} {allowed.unit} (the range of "
+                    f"{allowed.applies}: {allowed.reason})")
+        return None
+
+
+@dataclass(frozen=True)
+class ReducedBody:
+    """One flexible body of a reduced Model (each of a Delta robot's upper links, say), as data.
+
+    Attributes
+    ----------
+    body : str
+        What it is (``upper link``).
+    interface : int
+        The interface values kept as coordinates (the joints' displacements and rotations).
+    modes : tuple
+        (field, frequency rad/s, kept) of every fixed-interface mode, lowest first: kept ones are coordinates,
+        dropped ones are left out (their static response stays, through the interface's constraint modes).
+    """
+
+    body: str
+    interface: int
+    modes: tuple[tuple[str, float, bool], ...]
+
+
+@dataclass(frozen=True)
+class ReductionSummary:
+    """How a Model's flexible bodies were reduced: ``method`` (``craig-bampton`` or ``none``), a
+    ``description`` for people, and each body's :class:`ReducedBody`."""
+
+    method: str
+    description: str
+    bodies: tuple[ReducedBody, ...]

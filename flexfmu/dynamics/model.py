@@ -42,6 +42,10 @@ class CompiledDynamics:
         step (M + h/2 D + h^2/4 K)^-1 M r of the implicit midpoint rule, with
         r = qd - v0 - h/2 qdd(q, qd, u) and D, K the structural damping and
         stiffness (see flexfmu.integrate.implicit_midpoint_step).
+    mass_form : (x, u, pc) -> (M, f, K, D), the equations of motion as
+        M(q) qdd = f(q, qd, u) with the stiffness K and damping D at q that
+        the stiff integrators hold (``Model.stiffness_at``; see
+        flexfmu.integrate.rosenbrock_step).
 
     x, q, qd and v0 hold the state coordinates (``Model.states``).
     """
@@ -51,6 +55,7 @@ class CompiledDynamics:
     outputs: ca.Function
     directional: ca.Function
     newton_correction: ca.Function
+    mass_form: ca.Function
 
     @property
     def size(self) -> int:
@@ -154,6 +159,12 @@ class Model:
 
     # ------------------------------------------------------------ names and data
 
+    def graph_for(self, arm) -> ModelGraph:
+        """The graph of this Model's kind built for ``arm``, a variant of its arm (the same arm with another
+        physics switch, say): what an analysis that needs other physics than the Model's own builds on. The
+        Model's own graph for its own arm."""
+        return self._graph if arm == self.arm else type(self._graph)(arm)
+
     @property
     def coordinates(self) -> list[str]:
         """Names of q in order (``theta[1]``, ``alpha[1]``, ``f[1,1]``, ...)."""
@@ -192,11 +203,42 @@ class Model:
         return np.zeros(len(self.layout)) if start is None else np.asarray(start(), float)
 
     @property
+    def reduction(self):
+        """How the arm's flexible bodies were reduced (:class:`flexfmu.dynamics.metadata.ReductionSummary`), or
+        None for an arm whose flexible links are not finite-element bodies."""
+        return getattr(self._graph, "reduction", None)
+
+    @cached_property
+    def _holding(self) -> tuple[np.ndarray, np.ndarray]:
+        from flexfmu.dynamics.equilibrium import holding_equilibrium
+
+        return holding_equilibrium(self)
+
+    @property
     def start_state(self) -> np.ndarray:
-        """x = [q0; 0] over the state coordinates at the arm's start pose, at rest: where the FMU, the
-        reference and a scenario start."""
-        q0 = self.start_coordinates[list(self.drives.states)]
+        """x = [q0; 0] over the state coordinates: the arm at rest at its start pose, its joints at their start
+        angles and everything else (modes, rotors, elastic coordinates) at the static equilibrium there
+        (:mod:`flexfmu.dynamics.equilibrium`): where the FMU, the reference and a scenario start."""
+        q0 = self._holding[0][list(self.drives.states)]
         return np.concatenate([q0, np.zeros(len(q0))])
+
+    @property
+    def quasi_static(self) -> tuple[Coordinate, ...]:
+        """The coordinates left out of q because they follow their static equilibrium (a spatial link's
+        torsion or stretch, a joint spring; docs/spatial.md): not states, reported in the outputs. Empty for
+        most arms."""
+        return tuple(getattr(self._graph, "quasi_static_layout", ()))
+
+    @property
+    def start_inputs(self) -> np.ndarray:
+        """u that holds the arm at rest in :attr:`start_state`: the joints' holding torques, and the prescribed
+        joints' start angles with zero rate and acceleration (the FMU's input start values)."""
+        q, tau = self._holding
+        drives = self.drives
+        u = np.zeros(len(self.input_table))
+        u[list(drives.torques)] = tau[list(drives.torque_joints)]
+        u[list(drives.angles)] = q[list(drives.prescribed)]
+        return u
 
     def coordinates_of(self, kind: str) -> list[int]:
         """Indices into q of the coordinates of ``kind`` (joint, rotor, modal, elastic)."""
@@ -282,6 +324,16 @@ class Model:
         the terms that make arms stiff; implicit integrators use them."""
         K, D = self._graph.structure()
         return ca.Function("structure_matrices", [self._graph.p], [K, D], ["p"], ["K", "D"])
+
+    @cached_property
+    def stiffness_at(self) -> ca.Function:
+        """(q, p) -> (K, D): the stiff part of the dynamics' Jacobian at q that the stiff integrators' iteration
+        matrices hold (flexfmu.integrate): the structure matrices of a serial chain (constant in q), the pose's
+        elastic stiffness and damping of a Delta robot (its graph's ``pose_structure``)."""
+        g = self._graph
+        pose = getattr(g, "pose_structure", None)
+        K, D = pose() if pose else g.structure()
+        return ca.Function("stiffness_at", [g.q, g.p], [K, D], ["q", "p"], ["K", "D"])
 
     @cached_property
     def coriolis(self) -> ca.Function:

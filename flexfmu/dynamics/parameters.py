@@ -19,13 +19,14 @@ from __future__ import annotations
 import casadi as ca
 
 from flexfmu.dynamics.metadata import Parameter
+from flexfmu.spec.ranges import ENVELOPE_LIMIT, RANGES
 from flexfmu.spec.arm import Arm, Joint
-from flexfmu.spec.ranges import RANGES
 
 
-def joint_parameters(j: int, joint: Joint) -> list[Parameter]:
+def joint_parameters(j: int, joint: Joint, spring_damping: bool = True) -> list[Parameter]:
     """The parameters of joint ``j`` (1-based) of a serial chain, planar or spatial: gear, rotor, friction,
-    and for a flexible ``joint`` its spring."""
+    and for a flexible ``joint`` its spring (without its damping unless ``spring_damping``: a quasi-static
+    spring does not move)."""
     prefix, field = f"joint[{j}]", f"link[{j}].joint"
     rotor_range = RANGES["flexible_rotor_inertia" if joint.kind == "flexible" else "rotor_inertia"]
     rows = [
@@ -41,12 +42,13 @@ def joint_parameters(j: int, joint: Joint) -> list[Parameter]:
                   field=f"{field}.coulomb_velocity", range=RANGES["coulomb_velocity"]),
     ]
     if joint.kind == "flexible":
-        rows += [
-            Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad", f"torsional spring stiffness of joint {j}",
-                      field=f"{field}.stiffness", range=RANGES["stiffness"]),
-            Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad", f"damping of the torsional spring of joint {j}",
-                      field=f"{field}.spring_damping", range=RANGES["spring_damping"]),
-        ]
+        rows.append(Parameter(f"{prefix}.stiffness", joint.stiffness, "N.m/rad",
+                              f"torsional spring stiffness of joint {j}",
+                              field=f"{field}.stiffness", range=RANGES["stiffness"]))
+        if spring_damping:
+            rows.append(Parameter(f"{prefix}.spring_damping", joint.spring_damping, "N.m.s/rad",
+                                  f"damping of the torsional spring of joint {j}",
+                                  field=f"{field}.spring_damping", range=RANGES["spring_damping"]))
     return rows
 
 
@@ -60,10 +62,10 @@ def envelope_parameters(arm: Arm) -> list[Parameter]:
     rows = []
     if any(link.kind == "flexible" for link in arm.links):
         rows.append(Parameter(LINK_ENVELOPE, 0.1, "1", "validity envelope: largest tip deflection of a flexible "
-                                                       "link relative to its length"))
+                                                       "link relative to its length", range=ENVELOPE_LIMIT))
     if any(link.joint.kind == "flexible" for link in arm.links):
         rows.append(Parameter(JOINT_ENVELOPE, 0.1, "rad", "validity envelope: largest spring deflection of a "
-                                                          "flexible joint"))
+                                                          "flexible joint", range=ENVELOPE_LIMIT))
     return rows
 
 

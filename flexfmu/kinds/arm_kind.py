@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from flexfmu.control.planners import Planner
 from flexfmu.control.reference_kinds import ReferenceKind
+from flexfmu.dynamics.metadata import JOINT_ANGLE
 from flexfmu.spec.keys import check_row
 
 
@@ -38,8 +41,12 @@ class ArmKind:
     references : tuple of ReferenceKind
         The scenario references its arms can follow (:data:`flexfmu.control.reference_kinds.REFERENCES`).
     home_frequencies : callable, optional
-        (arm) -> {"position": home pose, "rad/s": natural frequencies}, what ``flexfmu info`` reports at the
-        arm's home pose (None: nothing).
+        (model) -> {"where": the pose and how the arm is held, in words, "position": the pose, "rad/s": natural
+        frequencies} or None, what ``flexfmu info`` reports for an arm of the kind (None: nothing); a
+        linearisation about a loaded equilibrium, with the load's geometric stiffness, or saying why not.
+    unreduced : callable, optional
+        (arm) -> the same arm without reduction of its flexible bodies (None: the kind reduces nothing): the
+        full model a crosscheck holds a reduced one against.
     """
 
     name: str
@@ -49,6 +56,7 @@ class ArmKind:
     planner: Planner
     references: tuple[ReferenceKind, ...]
     home_frequencies: Callable | None = None
+    unreduced: Callable | None = None
 
     def __post_init__(self):
         check_row("KINDS", self.name, load=self.load, graph=self.graph)
@@ -63,3 +71,22 @@ class ArmKind:
         if not self.references or not all(isinstance(row, ReferenceKind) for row in self.references):
             raise TypeError(f"KINDS row {self.name!r}: references must be rows of REFERENCES, got "
                             f"{self.references!r}")
+
+
+HOME_FREQUENCIES = 8  # how many flexfmu info reports (paper 003 tabulates eight)
+
+
+def held_home_frequencies(model) -> dict | None:
+    """The first natural frequencies of a serial arm's ``model`` at its start pose (every joint at 0) with its
+    joints held by their motors, about the static sag under gravity with the geometric stiffness of the links'
+    axial load (:func:`flexfmu.dynamics.linear.held_frequencies`); None for an arm with nothing to vibrate."""
+    from flexfmu.dynamics.linear import held_frequencies
+
+    joints = model.outputs_of(JOINT_ANGLE)
+    omega = held_frequencies(model, np.zeros(len(joints)))
+    omega = omega[omega > 0][:HOME_FREQUENCIES]
+    if not omega.size:
+        return None
+    return {"where": "at the start pose (every joint at 0 rad), joints held, about the static sag under gravity "
+                     "with the geometric stiffness of the links' axial load",
+            "position": [0.0] * len(joints), "rad/s": [float(w) for w in omega]}

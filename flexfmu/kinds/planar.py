@@ -11,7 +11,7 @@ from functools import partial
 from flexfmu.control.planners import COLLOCATION
 from flexfmu.control.reference_kinds import CIRCLE, QUINTIC
 from flexfmu.dynamics.planar.chain import PlanarChain
-from flexfmu.kinds.arm_kind import ArmKind
+from flexfmu.kinds.arm_kind import ArmKind, held_home_frequencies
 from flexfmu.modes.families import FAMILIES
 from flexfmu.spec.planar import planar_arm_from_dict
 
@@ -23,4 +23,5 @@ PLANAR = ArmKind(
     graph=PlanarChain,
     planner=COLLOCATION,
     references=(CIRCLE, QUINTIC),
+    home_frequencies=held_home_frequencies,
 )

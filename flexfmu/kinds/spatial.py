@@ -10,7 +10,7 @@ from functools import partial
 from flexfmu.control.planners import COLLOCATION
 from flexfmu.control.reference_kinds import QUINTIC
 from flexfmu.dynamics.spatial.chain import SpatialChain
-from flexfmu.kinds.arm_kind import ArmKind
+from flexfmu.kinds.arm_kind import ArmKind, held_home_frequencies
 from flexfmu.modes.families import FAMILIES
 from flexfmu.spec.spatial import spatial_arm_from_dict
 
@@ -21,4 +21,5 @@ SPATIAL = ArmKind(
     graph=SpatialChain,
     planner=COLLOCATION,
     references=(QUINTIC,),
+    home_frequencies=held_home_frequencies,
 )

@@ -22,7 +22,9 @@ Keys of the TOML file (all SI; see ``docs/delta.md``)::
                        thickness (a solid disk of radius platform_radius)
     [motor]            rotor_inertia (motor side), gear_ratio, viscous_friction (joint side)
     [elements]         count (per link), approximation ("linear-cubic" or
-                       "cubic-quintic"), axial_load (bool), rayleigh = [alpha, beta]
+                       "cubic-quintic"), axial_load (bool), rayleigh = [alpha, beta],
+                       reduction ("craig-bampton" or "none"), and either cutoff (rad/s,
+                       the fixed-interface modes kept per link) or modes (how many)
 
 This module is the executable form of that list: it reads nested dicts and
 lists with the generic checks of :mod:`flexfmu.spec.checks`, collects every
@@ -49,7 +51,10 @@ _TOP_KEYS = ("kind", "name", "description", "base_radius", "platform_radius", "g
 _LINK_KEYS = ("length", "width", "height", "density", "E", "G")
 _PLATFORM_KEYS = ("mass", "inertia", "thickness")
 _MOTOR_KEYS = ("rotor_inertia", "gear_ratio", "viscous_friction")
-_ELEMENT_KEYS = ("count", "approximation", "axial_load", "rayleigh")
+_ELEMENT_KEYS = ("count", "approximation", "axial_load", "rayleigh", "reduction", "cutoff", "modes")
+REDUCTIONS = ("craig-bampton", "none")
+DEFAULT_CUTOFF = 1000.0  # rad/s: each link's first bending pair (flexfmu.dynamics.delta.reduction)
+MAX_MODES = 200
 
 
 def torsion_constant(width: float, height: float, terms: int = 50) -> float:
@@ -139,12 +144,17 @@ class Elements:
     (paper 003 section 5.2: ``linear-cubic`` = linear axial and torsion, cubic
     bending; ``cubic-quintic`` = cubic axial and torsion, quintic bending),
     ``axial_load`` (geometric stiffness of the axial force, section 3.4) and
-    Rayleigh damping ``alpha M + beta K`` of the elastic coordinates."""
+    Rayleigh damping ``alpha M + beta K`` of the elastic coordinates; how the links are reduced
+    (``reduction``: ``craig-bampton`` keeps each link's joint values and its fixed-interface modes up to
+    ``cutoff`` rad/s, or the ``modes`` lowest when given; ``none`` keeps every nodal value)."""
 
     count: int = 1
     approximation: str = "linear-cubic"
     axial_load: bool = True
     rayleigh: tuple[float, float] = (0.0, 0.0)
+    reduction: str = "craig-bampton"
+    cutoff: float = DEFAULT_CUTOFF
+    modes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -268,9 +278,17 @@ def _elements(problems, data):
     if not isinstance(axial_load, bool):
         problems.append(f"elements.axial_load must be true or false, got {show(axial_load)} ({type_name(axial_load)})")
     rayleigh = _ranged_vector(problems, table, "rayleigh", "elements", ("alpha", "beta"), (0.0, 0.0))
-    if None in (count, approximation, rayleigh) or not isinstance(axial_load, bool):
+    reduction = string(problems, table, "reduction", "elements", "craig-bampton", REDUCTIONS)
+    cutoff = _ranged(problems, table, "cutoff", "elements", "cutoff", DEFAULT_CUTOFF)
+    modes = integer(problems, table, "modes", "elements", 0, MAX_MODES, None)
+    if "cutoff" in table and "modes" in table:
+        problems.append(f"elements: give cutoff or modes, not both (got cutoff = {show(table['cutoff'])} and "
+                        f"modes = {show(table['modes'])})")
+    if reduction == "none" and ("cutoff" in table or "modes" in table):
+        problems.append("elements: cutoff and modes apply to reduction = \"craig-bampton\", not \"none\"")
+    if None in (count, approximation, rayleigh, reduction, cutoff) or not isinstance(axial_load, bool):
         return None
-    return Elements(count, approximation, axial_load, rayleigh)
+    return Elements(count, approximation, axial_load, rayleigh, reduction, cutoff, modes)
 
 
 def _ranged(problems, table, key, path, kind, default=REQUIRED, missing=""):

@@ -106,8 +106,21 @@ DELTA_RANGES = {
     "viscous_friction": RANGES["viscous_friction"],
     "alpha": Range(0.0, 1e4, "1/s", "`elements.rayleigh[1]` (alpha)", "none to critical damping at 5000 rad/s"),
     "beta": Range(0.0, 1.0, "s", "`elements.rayleigh[2]` (beta)", "none to critical damping at 2 rad/s"),
+    "cutoff": Range(1.0, 1e8, "rad/s", "`elements.cutoff`", "below any link's first mode to above any element's"),
 }
 DAMPING_RATIO = Range(0.0, 1.0, "1", "`modes.damping_ratio`", "underdamped modes: 1 or more is no oscillation")
+# numbers of a Model that no arm file holds directly: they get ranges of their own for the checks of values
+# set on a Model (a sweep's points)
+LUMPED_POSITION = Range(0.0, 1.0, "1", "`lumped.position` (x/L)", "on its link, from the joint to the tip")
+ENVELOPE_LIMIT = Range(1e-6, 10.0, "1", "`envelope.*` limits (Model parameters)",
+                       "a positive relative deflection or spring angle, small for the model to hold")
+
+
+def com_range(length: float) -> Range:
+    """The range of a centre-of-mass component in m on a link of ``length`` m: within ten link lengths
+    (:data:`RANGES` ``com``)."""
+    allowed = RANGES["com"]
+    return Range(allowed.low * length, allowed.high * length, "m", allowed.applies, allowed.reason)
 
 MAX_LINKS = 20
 MAX_LUMPED_MASSES = 100

@@ -25,8 +25,8 @@ from flexfmu.spec.checks import (
 from flexfmu.spec.errors import SpecError
 from flexfmu.spec.ranges import MAX_COORDINATES, MAX_LINKS, MAX_LUMPED_MASSES, MAX_MODES, RANGES, SIZES
 from flexfmu.spec.spatial_arm import (
-    ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint, SpatialLumpedMass,
-    SpatialPayload, SpatialRigidLink,
+    CONDENSABLE, ROD_FAMILIES, ZERO3, ZERO33, Deformation, SpatialArm, SpatialFlexibleLink, SpatialJoint,
+    SpatialLumpedMass, SpatialPayload, SpatialRigidLink,
 )
 
 _TOP_KEYS = ("name", "description", "gravity", "link", "lumped_mass", "payload")
@@ -35,6 +35,7 @@ _RIGID_ONLY = ("com", "inertia")
 _FLEXIBLE_ONLY = ("mass_per_length", "polar_inertia_per_length", "geometric_stiffening",
                   "bending_y", "bending_z", "torsion", "axial")
 _PLACEMENT = ("axis", "offset", "rotation")
+_SPATIAL_JOINT = _PLACEMENT + ("quasi_static",)
 # deformation -> its stiffness key
 _STIFFNESS = {"bending_y": "EI", "bending_z": "EI", "torsion": "GJ", "axial": "EA"}
 
@@ -214,7 +215,13 @@ def _deformation(problems, link_table, link_path, kind, families):
         return None
     path = f"{link_path}.{kind}"
     key = _STIFFNESS[kind]
-    check_keys(problems, table, path, (key, "modes"))
+    if kind in CONDENSABLE:
+        check_keys(problems, table, path, (key, "modes", "quasi_static"))
+        quasi_static = boolean(problems, table, "quasi_static", path, None)
+    else:
+        check_keys(problems, table, path, (key, "modes"),
+                   {"quasi_static": "is only allowed for torsion and axial: bending carries the link's motion"})
+        quasi_static = None
     stiffness = serial.ranged(problems, table, key, path, "EI" if kind.startswith("bending") else key)
     if kind.startswith("bending"):
         modes = serial.modes(problems, table, path, families)
@@ -222,7 +229,7 @@ def _deformation(problems, link_table, link_path, kind, families):
         modes = _rod_modes(problems, table, path)
     if None in (stiffness, modes):
         return None
-    return Deformation(kind, stiffness, modes)
+    return Deformation(kind, stiffness, modes, quasi_static)
 
 
 def _rod_modes(problems, deformation_table, path):
@@ -241,12 +248,18 @@ def _rod_modes(problems, deformation_table, path):
 
 
 def _spatial_joint(problems, link_table, link_path):
-    """The optional ``[link.joint]`` table: the planar joint's keys plus axis, offset and rotation."""
+    """The optional ``[link.joint]`` table: the planar joint's keys plus axis, offset, rotation and (flexible
+    joints) quasi_static."""
     table = sub_table(problems, link_table, "joint", link_path)
     if table is None:
         return None
     path = f"{link_path}.joint"
-    joint = serial.joint(problems, {"joint": {k: v for k, v in table.items() if k not in _PLACEMENT}}, link_path)
+    joint = serial.joint(problems, {"joint": {k: v for k, v in table.items() if k not in _SPATIAL_JOINT}}, link_path)
+    quasi_static = boolean(problems, table, "quasi_static", path, False)
+    if quasi_static and getattr(joint, "kind", None) == "rigid":
+        problems.append(f'{path}.quasi_static is only allowed for a flexible joint (kind = "flexible"): a rigid '
+                        f"joint has no spring to deflect")
+        quasi_static = None
     axis = _in_range(problems, vector(problems, table, "axis", path, 3, (0.0, 0.0, 1.0)), f"{path}.axis", "axis")
     if axis is not None:
         norm = math.sqrt(sum(a * a for a in axis))
@@ -262,9 +275,9 @@ def _spatial_joint(problems, link_table, link_path):
         problems.append(f"{path}.prescribed: prescribed (motion-driven) joints are supported on planar arms only; "
                         f"a spatial joint is driven by its torque")
         return None
-    if None in (joint, axis, offset, rotation):
+    if None in (joint, axis, offset, rotation, quasi_static):
         return None
-    return SpatialJoint(**vars(joint), axis=axis, offset=offset, rotation=rotation)
+    return SpatialJoint(**vars(joint), axis=axis, offset=offset, rotation=rotation, quasi_static=quasi_static)
 
 
 def _lumped_mass(problems, table, path, link_count):

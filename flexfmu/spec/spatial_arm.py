@@ -27,6 +27,7 @@ from flexfmu.spec.arm import Joint, Modes
 
 DEFORMATIONS = ("bending_y", "bending_z", "torsion", "axial")
 BENDING = ("bending_y", "bending_z")
+CONDENSABLE = ("torsion", "axial")  # deformations that may be declared quasi-static
 ROD_FAMILIES = ("clamped-free",)  # torsion and axial: fixed-free rod eigenfunctions
 
 ZERO3 = (0.0, 0.0, 0.0)
@@ -40,23 +41,30 @@ class SpatialJoint(Joint):
 
     ``axis`` is a unit 3-vector and ``offset`` a position (m), both in the
     parent's distal frame; ``rotation`` is the rotation vector (rad) of the
-    link frame relative to that frame at zero joint angle.
+    link frame relative to that frame at zero joint angle. ``quasi_static``
+    (flexible joints only) makes the spring's deflection follow its static
+    equilibrium instead of being a coordinate (docs/spatial.md).
     """
 
     axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
     offset: tuple[float, float, float] = ZERO3
     rotation: tuple[float, float, float] = ZERO3
+    quasi_static: bool = False
 
 
 @dataclass(frozen=True)
 class Deformation:
     """One way a flexible link deforms: ``kind`` (one of :data:`DEFORMATIONS`),
     its ``stiffness`` (EI in N m^2 for bending, GJ in N m^2 for torsion, EA in
-    N for axial) and its ``modes``."""
+    N for axial) and its ``modes``. ``quasi_static`` (torsion and axial only):
+    True makes the deformation follow its static equilibrium instead of being
+    a coordinate, False keeps it dynamic, None (not given) leaves the choice to
+    the default rule (docs/spatial.md)."""
 
     kind: str
     stiffness: float
     modes: Modes
+    quasi_static: bool | None = None
 
 
 @dataclass(frozen=True)

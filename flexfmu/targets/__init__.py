@@ -34,12 +34,15 @@ class Target:
         The :class:`ExportSettings` fields it uses (the CLI refuses others).
     exporter : str
         ``"module:function"`` of its ``export(job) -> ExportReport``.
+    scenario : bool
+        Whether it compiles a scenario's closed loop (the job's ``scenario``, ``flexfmu export --scenario``).
     """
 
     name: str
     summary: str
     settings: frozenset[str]
     exporter: str
+    scenario: bool = False
 
     def export(self, job: ExportJob) -> ExportReport:
         """Run the exporter (imported on first use) on ``job``."""
@@ -50,17 +53,18 @@ class Target:
 @dataclass(frozen=True)
 class ExportJob:
     """What an exporter gets: the Model, the arm file it came from (targets
-    that rebuild the model where they run embed it), the output and the
-    settings."""
+    that rebuild the model where they run embed it), the output, the
+    settings and, for a closed loop, the scenario (a loaded Scenario)."""
 
     model: object
     arm_file: Path | None
     output: Path
     settings: ExportSettings = field(default_factory=ExportSettings)
+    scenario: object = None
 
 
 NATIVE_SETTINGS = frozenset({"integrator", "internal_step", "communication_step", "stop_time", "interface",
-                             "platforms", "allow_unstable_step"})
+                             "platforms", "allow_unstable_step", "realtime_budget"})
 TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("fmi2", "FMI 2.0 FMU, co-simulation and model exchange, native C binaries and their sources",
            NATIVE_SETTINGS, "flexfmu.targets.fmi2:export"),
@@ -69,6 +73,12 @@ TARGETS: dict[str, Target] = {target.name: target for target in (
     Target("sfunction", "folder for MATLAB/Simulink: a C-MEX S-function (fixed-step discrete block), a MEX "
                         "gateway for scripts and make_<arm>.m, over the FMU's C model code",
            frozenset({"integrator", "internal_step", "communication_step"}), "flexfmu.targets.sfunction:export"),
+    Target("fmi2-loop", "FMI 2.0 co-simulation FMU of a scenario's closed loop (--scenario): the arm and the "
+                        "scenario's controller in one native instance, one fmi2DoStep per run, the run's figures "
+                        "(cost terms, peaks, tracking, validity envelope) as outputs; gains, reference and motion "
+                        "numbers are tunable parameters",
+           frozenset({"integrator", "internal_step", "platforms", "allow_unstable_step"}),
+           "flexfmu.targets.loop:export", scenario=True),
     Target("pythonfmu", "FMI 2.0 co-simulation FMU backed by Python (PythonFMU; the Model's graph under the native "
                         "FMU's fixed-step scheme): a desktop cross-check that needs Python with flexfmu where it runs",
            frozenset({"integrator", "internal_step", "communication_step", "stop_time"}),
@@ -78,7 +88,7 @@ DEFAULT_TARGET = "fmi2"
 
 
 def export(model, output: str | Path, settings: ExportSettings = ExportSettings(), target: str = DEFAULT_TARGET,
-           arm_file: str | Path | None = None) -> ExportReport:
+           arm_file: str | Path | None = None, scenario=None) -> ExportReport:
     """Export ``model`` to ``output`` with the named target.
 
     Parameters
@@ -91,6 +101,8 @@ def export(model, output: str | Path, settings: ExportSettings = ExportSettings(
         A key of :data:`TARGETS`.
     arm_file : str or Path, optional
         The arm's TOML file, for targets that embed it.
+    scenario : Scenario, optional
+        The scenario, for the closed-loop target.
 
     Returns
     -------
@@ -103,7 +115,7 @@ def export(model, output: str | Path, settings: ExportSettings = ExportSettings(
     """
     if target not in TARGETS:
         raise ExportError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    job = ExportJob(model, None if arm_file is None else Path(arm_file), Path(output), settings)
+    job = ExportJob(model, None if arm_file is None else Path(arm_file), Path(output), settings, scenario)
     return TARGETS[target].export(job)
 
 

@@ -12,11 +12,10 @@ does not stop a user's rebuild.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+from flexfmu.codegen.native import c_compiler
 from flexfmu.errors import FlexfmuError
 from flexfmu.targets.platforms import PLATFORMS, host_platform
 
@@ -24,6 +23,10 @@ COMMON = ["-std=c99", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror
 # CasADi-generated sources (flexfmu.targets.bundle writes them), which need
 # -Wno-unused-parameter
 GENERATED_SOURCES = ("model_functions.c", "model_directional.c")
+# The directional derivatives (forward AD of every template: the largest file, called only when an importer
+# asks for derivatives) are compiled without optimisation: gcc's optimisers take time superlinear in a
+# function's length, and for a Delta robot optimising this file alone would take most of a minute.
+UNOPTIMISED = ("model_directional.c",)
 
 
 class BuildError(FlexfmuError, RuntimeError):
@@ -32,7 +35,7 @@ class BuildError(FlexfmuError, RuntimeError):
 
 def compiler() -> str:
     """The C compiler to use: ``$CC``, else ``cc``, else ``gcc`` on the path; a BuildError if none."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    cc = c_compiler()
     if not cc:
         raise BuildError("no C compiler found (set CC or install gcc)")
     return cc
@@ -59,6 +62,7 @@ def compile_shared_library(sources: Path, c_files: list[str], output: Path, work
     objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
     commands = [[cc, *COMMON, *platform.compile_flags,
                  *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
+                 *(["-O0"] if name in UNOPTIMISED else []),
                  f"-I{sources}", "-c", str(sources / name), "-o", obj] for name, obj in zip(c_files, objects)]
     running = [(command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
                for command in commands]

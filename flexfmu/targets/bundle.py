@@ -25,7 +25,7 @@ from flexfmu.codegen import generate_c
 from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.integrate import step_function
 from flexfmu.targets.build import GENERATED_SOURCES
-from flexfmu.targets.export import ExportSettings, internal_step, model_identifier
+from flexfmu.targets.export import ExportSettings, model_identifier, stepping
 from flexfmu.targets.model_data import model_data_c
 
 INSTANCE_FILES = ("ffmu_model.h", "ffmu_instance.h", "ffmu_instance.c")
@@ -109,11 +109,17 @@ def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
     integrator and the internal step (chosen from the highest frequency when
     not set)."""
     start = time.perf_counter()
-    h, omega_max = internal_step(model, settings)
+    steps = stepping(model, settings)
+    write_sources(folder, contract_functions(model.compiled, steps.integrator))
+    return ModelBundle(folder, model, model_identifier(model.arm.name), steps.integrator, steps.h, steps.omega_max,
+                       time.perf_counter() - start)
+
+
+def write_sources(folder: Path, groups) -> None:
+    """Generate the two ``groups`` of contract Functions (as :func:`contract_functions` returns them) into
+    ``folder`` and copy the instance code beside them."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, group in zip(GENERATED_SOURCES, contract_functions(model.compiled, settings.integrator)):
+    for name, group in zip(GENERATED_SOURCES, groups):
         generate_c(group, folder, Path(name).stem)
     for name in INSTANCE_FILES:
         (folder / name).write_text(c_source(name))
-    return ModelBundle(folder, model, model_identifier(model.arm.name), settings.integrator, h, omega_max,
-                       time.perf_counter() - start)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flexfmu.errors import ExportError
-from flexfmu.integrate import INTEGRATORS, STABILITY_LIMITS, default_internal_step, highest_frequency, stable_step
+from flexfmu.integrate import (
+    INTEGRATORS, STABILITY_LIMITS, default_integrator, default_internal_step, highest_frequency, stable_step,
+)
 from flexfmu.targets.platforms import PLATFORMS
 
 INTERFACES = ("cs", "me", "both")
@@ -31,8 +33,10 @@ class ExportSettings:
 
     Attributes
     ----------
-    integrator : str
-        Fixed-step co-simulation integrator (``flexfmu.integrate.INTEGRATORS``).
+    integrator : str or None
+        Fixed-step co-simulation integrator (``flexfmu.integrate.INTEGRATORS``); None picks it from the
+        arm's highest linearised frequency (``flexfmu.integrate.default_integrator``: RK4 unless the arm
+        is stiff).
     internal_step : float or None
         Internal step in s; None picks it from the arm's highest linearised
         frequency (``flexfmu.integrate.default_internal_step``).
@@ -48,15 +52,19 @@ class ExportSettings:
     allow_unstable_step : bool
         Export an explicit integrator's internal step beyond its stability limit for the arm's highest
         frequency (refused otherwise); the model description records it.
+    realtime_budget : float or None
+        Refuse the export when the compiled doStep, timed on this machine, costs more than this fraction of
+        the communication step (median of many steps); None times it and records it without a limit.
     """
 
-    integrator: str = "rk4"
+    integrator: str | None = None
     internal_step: float | None = None
     communication_step: float = 1e-3
     stop_time: float = 5.0
     interface: str = "both"
     platforms: tuple[str, ...] | None = None
     allow_unstable_step: bool = False
+    realtime_budget: float | None = None
 
 
 @dataclass(frozen=True)
@@ -77,19 +85,23 @@ class ExportReport:
     total_s: float | None = None
     platforms: tuple[str, ...] = ()
     skipped_platforms: dict[str, str] = field(default_factory=dict)
+    timing: object = None  # flexfmu.targets.timing.StepTiming of the host's binary, when one was built
 
 
 def check_settings(settings: ExportSettings) -> None:
     """Raise ExportError naming every setting of ``settings`` out of range (unknown integrator,
     interface or platform, steps and stop time not > 0)."""
     problems = []
-    if settings.integrator not in INTEGRATORS:
+    if settings.integrator is not None and settings.integrator not in INTEGRATORS:
         problems.append(f"integrator must be one of {', '.join(INTEGRATORS)}, got {settings.integrator!r}")
     if settings.interface not in INTERFACES:
         problems.append(f"interface must be one of {', '.join(INTERFACES)}, got {settings.interface!r}")
     for name in ("communication_step", "stop_time"):
         if not getattr(settings, name) > 0:
             problems.append(f"{name} must be > 0, got {getattr(settings, name)!r}")
+    if settings.realtime_budget is not None and not 0 < settings.realtime_budget:
+        problems.append(f"realtime budget must be a fraction of the communication step > 0, got "
+                        f"{settings.realtime_budget!r}")
     if settings.internal_step is not None and not settings.internal_step > 0:
         problems.append(f"internal step must be > 0, got {settings.internal_step!r}")
     if settings.platforms is not None:
@@ -100,16 +112,26 @@ def check_settings(settings: ExportSettings) -> None:
         raise ExportError("; ".join(problems))
 
 
-def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
-    """(h, omega_max): the fixed internal step the settings ask for, or the
-    default for the arm's highest linearised frequency omega_max (rad/s).
+@dataclass(frozen=True)
+class Stepping:
+    """How an FMU steps: its ``integrator``, its internal step ``h`` (s) and the arm's highest linearised
+    frequency ``omega_max`` (rad/s) that chose them."""
+
+    integrator: str
+    h: float
+    omega_max: float
+
+
+def stepping(model, settings: ExportSettings) -> Stepping:
+    """The integrator and the fixed internal step the settings ask for, or the defaults for the arm's highest
+    linearised frequency omega_max (rad/s).
 
     Parameters
     ----------
     model : Model
     settings : ExportSettings
-        Gives the integrator, the communication step, optionally the internal step, and whether an unstable
-        step is allowed.
+        Gives the integrator (None: :func:`flexfmu.integrate.default_integrator`), the communication step,
+        optionally the internal step, and whether an unstable step is allowed.
 
     Raises
     ------
@@ -118,16 +140,19 @@ def internal_step(model, settings: ExportSettings) -> tuple[float, float]:
         message gives the limit and the largest stable step.
     """
     omega_max = highest_frequency(model)
-    h = settings.internal_step or default_internal_step(omega_max, settings.integrator, settings.communication_step)
-    largest = stable_step(omega_max, settings.integrator)
+    integrator = settings.integrator or default_integrator(omega_max, settings.communication_step)
+    h = settings.internal_step or default_internal_step(omega_max, integrator, settings.communication_step)
+    largest = stable_step(omega_max, integrator)
     if h > largest and not settings.allow_unstable_step:
         raise ExportError(
-            f"the internal step {h:g} s is beyond the stability limit of {settings.integrator} for this arm: "
-            f"h * omega_max = {h * omega_max:.3g} > {STABILITY_LIMITS[settings.integrator]:.3g} "
-            f"(omega_max = {omega_max:.1f} rad/s, the highest linearised frequency), so the FMU would diverge; "
+            f"the internal step {h:g} s is beyond the stability limit of {integrator} for this arm: "
+            f"h * omega_max = {h * omega_max:.3g} > {STABILITY_LIMITS[integrator]:.3g} "
+            f"(omega_max = {omega_max:.1f} rad/s, the highest frequency of the dynamics as the FMU integrates them, "
+            f"linearised at the start pose), so the FMU would diverge; "
             f"use a step <= {largest:.3g} s (the default keeps h * omega_max <= 0.3, for accuracy), the implicit "
-            f"integrator, or allow the unstable step (--allow-unstable-step; the model description records it)")
-    return h, omega_max
+            f"or rosenbrock integrator, or allow the unstable step (--allow-unstable-step; the model description "
+            f"records it)")
+    return Stepping(integrator, h, omega_max)
 
 
 def model_identifier(name: str) -> str:

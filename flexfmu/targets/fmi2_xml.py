@@ -37,6 +37,8 @@ class Description:
     omega_max: float = 0.0
     stability_limit: float = float("inf")
     unstable_step_allowed: bool = False
+    timing: object = None  # flexfmu.targets.timing.StepTiming, once the host's binary is timed
+    reduction: object = None  # the Model's flexfmu.dynamics.metadata.ReductionSummary, if it has one
 
 
 def number(value: float) -> str:
@@ -85,6 +87,31 @@ def cosimulation_annotation(info: Description) -> dict[str, str]:
     return attributes
 
 
+def add_tool_annotations(tool: ET.Element, info: Description) -> None:
+    """flexfmu's annotations of ``info`` under ``tool`` (FMI 2's Tool, FMI 3's Annotation, whose schemas allow
+    one element there: ``Export``, holding the rest): the co-simulation scheme, the step's cost timed at
+    export, and how the flexible bodies were reduced."""
+    tool = ET.SubElement(tool, "Export")
+    ET.SubElement(tool, "CoSimulation", cosimulation_annotation(info))
+    if info.timing is not None:
+        t = info.timing
+        ET.SubElement(tool, "RealTime", {
+            "medianStepCost": number(t.median_s), "worstStepCost": number(t.worst_s), "steps": str(t.steps),
+            "communicationStep": number(t.communication_step), "realTimeFactor": number(t.realtime_factor),
+            "host": t.host,
+            "note": "seconds per doStep of communicationStep, timed on the exporting machine (median and worst of "
+                    "steps); realTimeFactor = communicationStep / medianStepCost"})
+    if info.reduction is not None:
+        reduction = ET.SubElement(tool, "Reduction", {"method": info.reduction.method,
+                                                      "description": info.reduction.description})
+        for body in info.reduction.bodies:
+            kept = [f"{field} {frequency:.6g}" for field, frequency, keep in body.modes if keep]
+            dropped = [f"{field} {frequency:.6g}" for field, frequency, keep in body.modes if not keep]
+            ET.SubElement(reduction, "Body", {"name": body.body, "interfaceValues": str(body.interface),
+                                              "keptModes": ", ".join(kept), "droppedModes": ", ".join(dropped),
+                                              "unit": "rad/s"})
+
+
 def model_description_xml(info: Description, variables: list[Variable], structure: Structure, guid: str,
                           interface: str = "both") -> str:
     """Return the modelDescription.xml text for ``interface`` (cs, me or both).
@@ -128,7 +155,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
 
     add_definitions(root, info, sorted({v.unit for v in variables if v.unit in UNITS}))
     vendor = ET.SubElement(ET.SubElement(root, "VendorAnnotations"), "Tool", {"name": "flexfmu"})
-    ET.SubElement(vendor, "CoSimulation", cosimulation_annotation(info))
+    add_tool_annotations(vendor, info)
 
     model_variables = ET.SubElement(root, "ModelVariables")
     for v in variables:

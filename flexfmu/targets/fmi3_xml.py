@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from flexfmu.targets.fmi2_xml import Description, add_definitions, cosimulation_annotation, number, xml_text
+from flexfmu.targets.fmi2_xml import Description, add_definitions, add_tool_annotations, number, xml_text
 from flexfmu.targets.variables import UNITS, Structure, Variable
 
 TIME_VR = 0  # below every block of ffmu_model.h
@@ -88,7 +88,7 @@ def model_description_xml(info: Description, variables: list[Variable], structur
     for index in structure.initial_unknowns:
         ET.SubElement(ms, "InitialUnknown", {"valueReference": str(vr_at[index])})
     annotation = ET.SubElement(ET.SubElement(root, "Annotations"), "Annotation", {"type": "org.flexfmu"})
-    ET.SubElement(annotation, "CoSimulation", cosimulation_annotation(info))
+    add_tool_annotations(annotation, info)
     return xml_text(root)
 
 

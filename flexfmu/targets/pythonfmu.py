@@ -33,7 +33,7 @@ from pathlib import Path
 from flexfmu import __version__
 from flexfmu.data import resolve_arm
 from flexfmu.targets.export import (
-    ExportError, ExportReport, ExportSettings, check_output, check_settings, internal_step, model_identifier,
+    ExportError, ExportReport, ExportSettings, check_output, check_settings, model_identifier, stepping,
 )
 from flexfmu.targets.pythonfmu_templates.description import CONFIG_FILE
 
@@ -52,13 +52,13 @@ def export(job) -> ExportReport:
     settings = job.settings
     path = export_pythonfmu(job.arm_file, job.output, settings.communication_step, settings.stop_time,
                             settings.integrator, settings.internal_step)
-    h, omega_max = internal_step(job.model, settings)
-    return ExportReport(path, "pythonfmu", integrator=settings.integrator, internal_step=h, omega_max=omega_max,
-                        total_s=time.perf_counter() - start)
+    steps = stepping(job.model, settings)
+    return ExportReport(path, "pythonfmu", integrator=steps.integrator, internal_step=steps.h,
+                        omega_max=steps.omega_max, total_s=time.perf_counter() - start)
 
 
 def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_step: float = 1e-3,
-                     stop_time: float = 5.0, integrator: str = "rk4", step: float | None = None) -> Path:
+                     stop_time: float = 5.0, integrator: str | None = None, step: float | None = None) -> Path:
     """Write a PythonFMU co-simulation FMU of the arm in ``arm_path``.
 
     Parameters
@@ -70,8 +70,9 @@ def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_ste
         The .fmu to write.
     communication_step, stop_time : float
         DefaultExperiment step size and stop time (s).
-    integrator : str
-        The fixed-step scheme (``flexfmu.integrate.INTEGRATORS``), as ``flexfmu export --integrator``.
+    integrator : str or None
+        The fixed-step scheme (``flexfmu.integrate.INTEGRATORS``), as ``flexfmu export --integrator``; None
+        picks the native FMU's default.
     step : float, optional
         The internal step, s; None picks the native FMU's default for ``communication_step``. Every
         communication step must be a whole multiple of it.
@@ -95,14 +96,14 @@ def export_pythonfmu(arm_path: str | Path, output: str | Path, communication_ste
     check_settings(settings)
     arm_path = resolve_arm(arm_path)
     arm = flexfmu.load_arm(arm_path)
-    h, _ = internal_step(flexfmu.build_model(arm), settings)
+    steps = stepping(flexfmu.build_model(arm), settings)
     config = {
         "arm": "arm.toml",
         "model_identifier": model_identifier(arm.name) + "_python",
         "description": f"{arm.description or arm.name}. {DESKTOP_NOTE} "
-                       f"({integrator}, internal step {h:.6g} s, as the native FMU).",
+                       f"({steps.integrator}, internal step {steps.h:.6g} s, as the native FMU).",
         "communication_step": float(communication_step), "stop_time": float(stop_time),
-        "integrator": integrator, "internal_step": h, "generator": f"flexfmu {__version__}",
+        "integrator": steps.integrator, "internal_step": steps.h, "generator": f"flexfmu {__version__}",
     }
     return _build(PLANT_SCRIPT, config, {"arm.toml": arm_path}, Path(output))
 

@@ -60,6 +60,13 @@ def check_folder(output: Path) -> None:
             return
 
 
+def _folder_mode() -> int:
+    """The mode an ordinary new folder gets here: 0777 less the process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
 def export(job) -> ExportReport:
     """Write the folder ``job.output`` for ``job.model`` with ``job.settings`` (integrator, internal step and
     the communication step as the default sample time); ``job`` is a :class:`flexfmu.targets.ExportJob`.
@@ -74,6 +81,7 @@ def export(job) -> ExportReport:
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".part", dir=output.parent))
     try:
+        partial.chmod(_folder_mode())  # mkdtemp makes it private (0700); the result is an ordinary folder
         bundle = write_bundle(model, partial, settings)
         generate_c([mass_matrix_function(model)], partial, "model_mass_matrix")
         (partial / "ffmu_matlab.h").write_text(c_source("ffmu_matlab.h"))

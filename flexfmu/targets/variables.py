@@ -80,9 +80,10 @@ def fmu_variables(model) -> list[Variable]:
     for k, c in enumerate(states):
         rows.append(Variable(f"der({c.name},2)", VR_ACCELERATION + k, "local", "continuous", c.unit + "/s2",
                              f"acceleration of {c.name}", derivative_of=first_state + nq + k))
+    held = model.start_inputs
     for k, signal in enumerate(model.input_table):
         rows.append(Variable(signal.name, VR_INPUT + k, "input", "continuous", signal.unit, signal.description,
-                             start=0.0))
+                             start=float(held[k])))
     for k, signal in enumerate(model.output_table):
         rows.append(Variable(signal.name, VR_OUTPUT + k, "output", "continuous", signal.unit, signal.description))
     return rows

@@ -223,132 +223,47 @@ def link_properties(P, link: str) -> LinkProperties:
                                                            "EA", "EIy", "EIz", "GJ")))
 
 
-class DeltaEnergies:
-    """Kinetic and potential energy of the flexible Delta robot (see the module docstring), chain by chain.
+class RobotEnergies:
+    """Kinetic and potential energy of the flexible Delta robot, chain by chain: what every description of
+    the links shares (the platform, the motors' rotors, the static axial forces, the sum over the chains).
 
     A chain's energies depend on its motor angle, the platform centre P, the platform's six elastic
     coordinates and the chain's own: the same function serves the three chains (given their frame C), the
-    Model (P = P(theta), all symbolic) and the frequency analysis (angles as numbers). The element
-    integrals are numbers on the unit element; nodal derivatives are scaled by the (symbolic) element
-    length, so the link lengths stay parameters.
+    Model (P = P(theta), all symbolic) and the frequency analysis (angles as numbers). Subclasses give one
+    chain's energies, :meth:`chain_kinetic` and :meth:`chain_potential`, from their description of the links:
+    :class:`ElementEnergies` from the finite elements' Gauss points,
+    :class:`flexfmu.dynamics.delta.body_energies.BodyEnergies` from the links' flexible-body invariants.
 
     Parameters
     ----------
-    layout : ElasticLayout
+    layout
+        Where the elastic coordinates sit in d (``size``, ``chain_size``).
     P : mapping
         Parameter name -> value or symbol (the table of :func:`flexfmu.dynamics.delta.graph.delta_parameters`).
     axial_load : bool
         Whether the axial forces' geometric stiffness enters (section 3.4).
     """
 
-    def __init__(self, layout: ElasticLayout, P, axial_load: bool):
+    def __init__(self, layout, P, axial_load: bool):
         self.layout, self.P, self.axial_load = layout, P, axial_load
         self.dims = Dimensions(P["base.radius"], P["platform.radius"], P["upper.length"], P["lower.length"])
         self.links = {link: link_properties(P, link) for link in LINKS}
-        approx = layout.approximation
-        xi, w = gauss_rule(points_for(approx, 2), 1.0)
-        self.rule = (xi, w, field_shapes(approx, 1.0, xi, 0), field_shapes(approx, 1.0, xi, 1))
-        self.unit = element_integrals(approx, 1.0)
-        self.elements = layout.elements
         self.gravity = ca.vertcat(*(P[f"gravity.{axis}"] for axis in "xyz"))
-
-    def _scaled(self, values, length):
-        """Node values of the unit element for an element of ``length``: derivative m scales by length^m."""
-        scale = [length ** m for _, m in self.layout.node.values] * 2
-        return ca.vertcat(*[values[k] * scale[k] for k in range(values.shape[0])])
-
-    def _elements(self, nodes):
-        """Each element's value vector (first node, then second node)."""
-        return [ca.vertcat(nodes[e], nodes[e + 1]) for e in range(self.elements)]
-
-    def _links(self, f: ChainFrames, nodes):
-        """(link, properties, origin, rotation, element length, element value vectors) of a chain's two links."""
-        for link in LINKS:
-            props = self.links[link]
-            origin, rotation = (f.A, f.R_U) if link == "upper" else (f.B, f.R_L)
-            yield link, props, origin, rotation, props.length / self.elements, self._elements(nodes[link])
-
-    # ------------------------------------------------------------------ one chain
-
-    def _kinetic_points(self, f: ChainFrames, platform, local, z, z_dot):
-        """Yield ("point", mass weight, velocity) of every Gauss point of one chain's links and ("twist",
-        rotary weight, section spin rate) for their torsion, as expressions in ``z`` and ``z_dot``."""
-        nodes = chain_nodes(self.layout, f, platform, local)
-        xi, w, N, _ = self.rule
-        for _, props, o, R, l, elements in self._links(f, nodes):
-            o_dot, R_dot = ca.jtimes(o, z, z_dot), ca.jtimes(R, z, z_dot)
-            spin = ca.mtimes(R.T, R_dot)[2, 1]  # omega_x, the link's rotation rate about its axis
-            for e, values in enumerate(elements):
-                scaled = self._scaled(values, l)
-                rates = ca.jtimes(scaled, z, z_dot)
-                for g in range(len(xi)):
-                    shape = [ca.DM(N[field][:, g]) for field in ("u", "v", "w", "phi")]
-                    local_position = ca.vertcat(*[ca.dot(n, scaled) for n in shape[:3]])
-                    local_rate = ca.vertcat(*[ca.dot(n, rates) for n in shape[:3]])
-                    r = local_position + ca.vertcat((e + xi[g]) * l, 0, 0)
-                    velocity = o_dot + ca.mtimes(R_dot, r) + ca.mtimes(R, local_rate)
-                    yield ("point", w[g] * l * props.mass_per_length, velocity)
-                    yield ("twist", w[g] * l * props.torsion_inertia, spin + ca.dot(shape[3], rates))
 
     def chain_kinetic(self, f: ChainFrames, platform, local, z, z_dot):
         """Kinetic energy of one chain's two links (its frames ``f``, the platform's and the chain's elastic
         coordinates ``platform`` and ``local``); ``z`` and ``z_dot`` are the symbols these depend on and
         their rates (for the time derivatives)."""
-        total = 0
-        for kind, weight, rate in self._kinetic_points(f, platform, local, z, z_dot):
-            total += 0.5 * weight * (ca.sumsqr(rate) if kind == "point" else rate**2)
-        return total
-
-    def chain_lagrange_terms(self, f: ChainFrames, platform, local, z, z_dot):
-        """(M_z, c_z): one chain's kinetic energy T as M_z(z) and the Lagrange terms
-        c_z = d/dt(dT/dz') - dT/dz - M_z z'' (arguments as for :meth:`chain_kinetic`).
-
-        Kane's form for the material points (exact: a point's velocity v = A(z) z' is the time derivative of
-        its position, so its terms are m A'A and m A' dA/dt z'), automatic differentiation for the
-        sections' spin (not the derivative of an angle): the same equations as differentiating
-        :meth:`chain_kinetic`, in less arithmetic."""
-        n = z.numel()
-        M, c, spin_energy = ca.SX(n, n), ca.SX(n, 1), 0
-        for kind, weight, rate in self._kinetic_points(f, platform, local, z, z_dot):
-            if kind == "point":
-                A = ca.jacobian(rate, z_dot)
-                M += weight * ca.mtimes(A.T, A)
-                c += weight * ca.mtimes(A.T, ca.jtimes(rate, z, z_dot))
-            else:
-                spin_energy += 0.5 * weight * rate**2
-        M_spin, momentum = ca.hessian(spin_energy, z_dot)
-        return M + M_spin, c + ca.jtimes(momentum, z, z_dot) - ca.gradient(spin_energy, z)
+        raise NotImplementedError
 
     def chain_potential(self, f: ChainFrames, platform, local, tension):
         """(gravity, strain, axial) potential energies of one chain's links (arguments as for
         :meth:`chain_kinetic`); ``tension`` is the lower link's static axial force f of :meth:`tensions`
         (unused without ``axial_load``), and ``axial`` is then 1/2 int N(s) (v'^2 + w'^2) ds (eq. 34) with
-        the links' static axial forces N."""
-        nodes = chain_nodes(self.layout, f, platform, local)
-        g, unit = self.gravity, self.unit
-        xi, w, _, N1 = self.rule
-        forces = self._axial_forces(f, tension)
-        gravity, strain, axial = 0, 0, 0
-        for link, props, o, R, l, elements in self._links(f, nodes):
-            g_local = ca.mtimes(R.T, g)
-            for e, values in enumerate(elements):
-                scaled = self._scaled(values, l)
-                # int over the element of p(s) = o + R ((s0 + x) e_x + N delta)
-                centre = o * l + ca.mtimes(R, ca.vertcat((e + 0.5) * l * l, 0, 0))
-                gravity -= props.mass_per_length * (ca.dot(g, centre)
-                                                    + l * ca.dot(g_local, ca.mtimes(ca.DM(unit.first_moment), scaled)))
-                strain += 0.5 * (props.EA / l * ca.bilin(ca.DM(unit.axial), scaled, scaled)
-                                 + props.EIz / l**3 * ca.bilin(ca.DM(unit.bending_v), scaled, scaled)
-                                 + props.EIy / l**3 * ca.bilin(ca.DM(unit.bending_w), scaled, scaled)
-                                 + props.GJ / l * ca.bilin(ca.DM(unit.torsion), scaled, scaled))
-                if self.axial_load:
-                    root, slope = forces[link]
-                    for k in range(len(xi)):
-                        dv, dw = (ca.dot(ca.DM(N1[field][:, k]), scaled) / l for field in ("v", "w"))
-                        axial += 0.5 * w[k] * l * (root + slope * (e + xi[k]) * l) * (dv**2 + dw**2)
-        return gravity, strain, axial
+        the links' static axial forces N (:meth:`axial_forces`)."""
+        raise NotImplementedError
 
-    def _axial_forces(self, f: ChainFrames, tension) -> dict:
+    def axial_forces(self, f: ChainFrames, tension) -> dict:
         """{link: (axial force at s = 0, its change per metre)} of one chain under gravity, the lower link
         carrying ``tension`` along x_L plus half its weight at each end, the upper link that load at its tip
         plus its own weight."""
@@ -404,14 +319,116 @@ class DeltaEnergies:
             total += self.chain_kinetic(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local, q, q_dot)
         return total
 
-    def potential(self, theta, d):
-        """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``)."""
+    def potential(self, theta, d, tensions=None):
+        """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``), the axial load's
+        with the lower links' static ``tensions`` (3, N; None: :meth:`tensions` at the pose)."""
         P = forward_kinematics(theta, self.dims)
         platform, chains = self.split(d)
-        tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
+        if tensions is None:
+            tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
         gravity, strain, axial = self.platform_gravity(P, platform), 0, 0
         for i, local in enumerate(chains):
             parts = self.chain_potential(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,
                                          tensions[i])
             gravity, strain, axial = gravity + parts[0], strain + parts[1], axial + parts[2]
+        return gravity, strain, axial
+
+
+class ElementEnergies(RobotEnergies):
+    """The Delta robot's energies with each chain's links evaluated element by element at Gauss points (the
+    reference description: the frequency analysis of the full model, and the check of every other). The
+    element integrals are numbers on the unit element; nodal derivatives are scaled by the (symbolic)
+    element length, so the link lengths stay parameters.
+
+    Parameters
+    ----------
+    layout : ElasticLayout
+    P : mapping
+        Parameter name -> value or symbol.
+    axial_load : bool
+        Whether the axial forces' geometric stiffness enters (section 3.4).
+    """
+
+    def __init__(self, layout: ElasticLayout, P, axial_load: bool):
+        super().__init__(layout, P, axial_load)
+        approx = layout.approximation
+        xi, w = gauss_rule(points_for(approx, 2), 1.0)
+        self.rule = (xi, w, field_shapes(approx, 1.0, xi, 0), field_shapes(approx, 1.0, xi, 1))
+        self.unit = element_integrals(approx, 1.0)
+        self.elements = layout.elements
+
+    def _scaled(self, values, length):
+        """Node values of the unit element for an element of ``length``: derivative m scales by length^m."""
+        scale = [length ** m for _, m in self.layout.node.values] * 2
+        return ca.vertcat(*[values[k] * scale[k] for k in range(values.shape[0])])
+
+    def _elements(self, nodes):
+        """Each element's value vector (first node, then second node)."""
+        return [ca.vertcat(nodes[e], nodes[e + 1]) for e in range(self.elements)]
+
+    def _links(self, f: ChainFrames, nodes):
+        """(link, properties, origin, rotation, element length, element value vectors) of a chain's two links."""
+        for link in LINKS:
+            props = self.links[link]
+            origin, rotation = (f.A, f.R_U) if link == "upper" else (f.B, f.R_L)
+            yield link, props, origin, rotation, props.length / self.elements, self._elements(nodes[link])
+
+    # ------------------------------------------------------------------ one chain
+
+    def _kinetic_points(self, f: ChainFrames, platform, local, z, z_dot):
+        """Yield ("point", mass weight, velocity) of every Gauss point of one chain's links and ("twist",
+        rotary weight, section spin rate) for their torsion, as expressions in ``z`` and ``z_dot``."""
+        nodes = chain_nodes(self.layout, f, platform, local)
+        xi, w, N, _ = self.rule
+        for _, props, o, R, l, elements in self._links(f, nodes):
+            o_dot, R_dot = ca.jtimes(o, z, z_dot), ca.jtimes(R, z, z_dot)
+            spin = ca.mtimes(R.T, R_dot)[2, 1]  # omega_x, the link's rotation rate about its axis
+            for e, values in enumerate(elements):
+                scaled = self._scaled(values, l)
+                rates = ca.jtimes(scaled, z, z_dot)
+                for g in range(len(xi)):
+                    shape = [ca.DM(N[field][:, g]) for field in ("u", "v", "w", "phi")]
+                    local_position = ca.vertcat(*[ca.dot(n, scaled) for n in shape[:3]])
+                    local_rate = ca.vertcat(*[ca.dot(n, rates) for n in shape[:3]])
+                    r = local_position + ca.vertcat((e + xi[g]) * l, 0, 0)
+                    velocity = o_dot + ca.mtimes(R_dot, r) + ca.mtimes(R, local_rate)
+                    yield ("point", w[g] * l * props.mass_per_length, velocity)
+                    yield ("twist", w[g] * l * props.torsion_inertia, spin + ca.dot(shape[3], rates))
+
+    def chain_kinetic(self, f: ChainFrames, platform, local, z, z_dot):
+        """Kinetic energy of one chain's two links (its frames ``f``, the platform's and the chain's elastic
+        coordinates ``platform`` and ``local``); ``z`` and ``z_dot`` are the symbols these depend on and
+        their rates (for the time derivatives)."""
+        total = 0
+        for kind, weight, rate in self._kinetic_points(f, platform, local, z, z_dot):
+            total += 0.5 * weight * (ca.sumsqr(rate) if kind == "point" else rate**2)
+        return total
+
+    def chain_potential(self, f: ChainFrames, platform, local, tension):
+        """(gravity, strain, axial) potential energies of one chain's links (arguments as for
+        :meth:`chain_kinetic`); ``tension`` is the lower link's static axial force f of :meth:`tensions`
+        (unused without ``axial_load``), and ``axial`` is then 1/2 int N(s) (v'^2 + w'^2) ds (eq. 34) with
+        the links' static axial forces N."""
+        nodes = chain_nodes(self.layout, f, platform, local)
+        g, unit = self.gravity, self.unit
+        xi, w, _, N1 = self.rule
+        forces = self.axial_forces(f, tension)
+        gravity, strain, axial = 0, 0, 0
+        for link, props, o, R, l, elements in self._links(f, nodes):
+            g_local = ca.mtimes(R.T, g)
+            for e, values in enumerate(elements):
+                scaled = self._scaled(values, l)
+                # int over the element of p(s) = o + R ((s0 + x) e_x + N delta)
+                centre = o * l + ca.mtimes(R, ca.vertcat((e + 0.5) * l * l, 0, 0))
+                gravity -= props.mass_per_length * (ca.dot(g, centre)
+                                                    + l * ca.dot(g_local, ca.mtimes(ca.DM(unit.first_moment), scaled)))
+                strain += 0.5 * (props.EA / l * ca.bilin(ca.DM(unit.axial), scaled, scaled)
+                                 + props.EIz / l**3 * ca.bilin(ca.DM(unit.bending_v), scaled, scaled)
+                                 + props.EIy / l**3 * ca.bilin(ca.DM(unit.bending_w), scaled, scaled)
+                                 + props.GJ / l * ca.bilin(ca.DM(unit.torsion), scaled, scaled))
+                if self.axial_load:
+                    root, slope = forces[link]
+                    for k in range(len(xi)):
+                        dv, dw = (ca.dot(ca.DM(N1[field][:, k]), scaled) / l for field in ("v", "w"))
+                        axial += 0.5 * w[k] * l * (root + slope * (e + xi[k]) * l) * (dv**2 + dw**2)
         return gravity, strain, axial

@@ -22,9 +22,11 @@ import casadi as ca
 import numpy as np
 import scipy.linalg
 
-from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
+from flexfmu.dynamics.delta.assembly import ElementEnergies, elastic_layout
+from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
 from flexfmu.dynamics.delta.graph import delta_parameters
 from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions
+from flexfmu.dynamics.delta.reduction import Reduction, link_bases, reduction_of
 
 NEWTON_TOLERANCE = 1e-12
 
@@ -52,7 +54,8 @@ def parameter_values(arm, overrides: dict | None = None) -> dict[str, float]:
 
 
 def pose_modes(arm, position, elements: int | None = None, approximation: str | None = None,
-               axial_load: bool | None = None, overrides: dict | None = None) -> PoseModes:
+               axial_load: bool | None = None, overrides: dict | None = None,
+               reduction: Reduction | None = None) -> PoseModes:
     """Natural frequencies and modes of the Delta robot ``arm`` with its platform at ``position``.
 
     Parameters
@@ -64,6 +67,9 @@ def pose_modes(arm, position, elements: int | None = None, approximation: str | 
         Override the arm's element count, approximation and axial-load switch.
     overrides : dict, optional
         Parameter values by name (see ``flexfmu info``), e.g. ``{"gravity.z": 0.0}``.
+    reduction : Reduction, optional
+        How the links are reduced (default: as the arm says); ``Reduction("none")`` gives the full finite
+        element model, evaluated element by element (the reference the reduced models are checked against).
 
     Raises
     ------
@@ -76,8 +82,16 @@ def pose_modes(arm, position, elements: int | None = None, approximation: str | 
     values = parameter_values(arm, overrides)
     dims = Dimensions(values["base.radius"], values["platform.radius"], values["upper.length"], values["lower.length"])
     theta = DeltaKinematics(dims).inverse(position)
-    layout = elastic_layout(settings.approximation, settings.count)
-    energies = DeltaEnergies(layout, values, settings.axial_load)
+    reduction = reduction or reduction_of(settings)
+    if reduction.method == "none":
+        layout = elastic_layout(settings.approximation, settings.count)
+        energies = ElementEnergies(layout, values, settings.axial_load)
+    else:
+        bases = link_bases(settings, values, reduction)
+        layout = chain_layout(bases, settings.approximation, settings.count)
+        lengths = {link: values[f"{link}.length"] for link in bases}
+        energies = BodyEnergies(layout, bases, lengths, settings.approximation, settings.count, values,
+                                settings.axial_load)
     d, rate = ca.SX.sym("d", layout.size), ca.SX.sym("rate", layout.size)
     kinetic = energies.kinetic(ca.DM(theta), d, ca.DM.zeros(3), rate, d, rate)
     potential = sum(energies.potential(ca.DM(theta), d))
@@ -101,5 +115,5 @@ def pose_modes(arm, position, elements: int | None = None, approximation: str | 
 def natural_frequencies(arm, position, count: int = 8, **options) -> np.ndarray:
     """The first ``count`` natural frequencies (rad/s) of the Delta robot ``arm`` with the platform at
     ``position`` and the motors held; ``options`` as for :func:`pose_modes` (elements, approximation,
-    axial_load, overrides)."""
+    axial_load, overrides, reduction)."""
     return pose_modes(arm, position, **options).frequencies[:count]

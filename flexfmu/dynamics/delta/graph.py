@@ -27,48 +27,61 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.dynamics import metadata as md
-from flexfmu.dynamics.delta.assembly import DeltaEnergies, elastic_layout
-from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
+from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
+from flexfmu.dynamics.delta.assembly import chain_frames
+from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, chain_frame, forward_kinematics
+from flexfmu.dynamics.delta.reduction import link_bases, reduction_of
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
 from flexfmu.modes.elements import check_approximation
+from flexfmu.spec.ranges import DELTA_RANGES, RANGES
 
 
 def _link_rows(link: str, spec) -> list[Parameter]:
     what = "upper link (motor A to knee B)" if link == "upper" else "lower link (knee B to platform joint D)"
     return [
-        Parameter(f"{link}.length", spec.length, "m", f"length of the {what}", tunable=False),
-        Parameter(f"{link}.mass_per_length", spec.density * spec.area, "kg/m", f"mass per length rho A of the {what}"),
+        Parameter(f"{link}.length", spec.length, "m", f"length of the {what}", tunable=False,
+                  range=DELTA_RANGES["length"]),
+        Parameter(f"{link}.mass_per_length", spec.density * spec.area, "kg/m", f"mass per length rho A of the {what}",
+                  range=RANGES["mass_per_length"]),
         Parameter(f"{link}.torsion_inertia", spec.density * spec.Ip, "kg.m",
-                  f"rotary inertia of torsion per length rho Ip of the {what}"),
-        Parameter(f"{link}.EA", spec.E * spec.area, "N", f"axial stiffness E A of the {what}"),
-        Parameter(f"{link}.EIy", spec.E * spec.Iy, "N.m2", f"bending stiffness E Iy (bending along z) of the {what}"),
-        Parameter(f"{link}.EIz", spec.E * spec.Iz, "N.m2", f"bending stiffness E Iz (bending along y) of the {what}"),
-        Parameter(f"{link}.GJ", spec.G * spec.J, "N.m2", f"torsional stiffness G J of the {what}"),
+                  f"rotary inertia of torsion per length rho Ip of the {what}", range=RANGES["polar_inertia_per_length"]),
+        Parameter(f"{link}.EA", spec.E * spec.area, "N", f"axial stiffness E A of the {what}", range=RANGES["EA"]),
+        Parameter(f"{link}.EIy", spec.E * spec.Iy, "N.m2", f"bending stiffness E Iy (bending along z) of the {what}",
+                  range=RANGES["EI"]),
+        Parameter(f"{link}.EIz", spec.E * spec.Iz, "N.m2", f"bending stiffness E Iz (bending along y) of the {what}",
+                  range=RANGES["EI"]),
+        Parameter(f"{link}.GJ", spec.G * spec.J, "N.m2", f"torsional stiffness G J of the {what}", range=RANGES["GJ"]),
     ]
 
 
 def delta_parameters(arm) -> list[Parameter]:
     """The ordered parameter table of the Delta robot ``arm`` (a :class:`flexfmu.spec.delta.DeltaArm`)."""
-    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis (Z points down)")
-            for axis, value in zip("xyz", arm.gravity)]
+    ranges = DELTA_RANGES
+    rows = [Parameter(f"gravity.{axis}", value, "m/s2", f"gravity along the base {axis} axis (Z points down)",
+                      range=ranges["gravity"]) for axis, value in zip("xyz", arm.gravity)]
     rows += [
-        Parameter("base.radius", arm.base_radius, "m", "radius rA of the motor circle", tunable=False),
+        Parameter("base.radius", arm.base_radius, "m", "radius rA of the motor circle", tunable=False,
+                  range=ranges["radius"]),
         Parameter("platform.radius", arm.platform_radius, "m", "radius rB of the platform joints' circle",
-                  tunable=False),
+                  tunable=False, range=ranges["radius"]),
     ]
     rows += _link_rows("upper", arm.upper) + _link_rows("lower", arm.lower)
-    rows += [Parameter("platform.mass", arm.platform.mass, "kg", "mass of the platform (end effector)")]
-    rows += [Parameter(f"platform.inertia.{axis}", value, "kg.m2", f"platform inertia about its centre, {axis} axis")
-             for axis, value in zip("xyz", arm.platform.inertia)]
+    rows += [Parameter("platform.mass", arm.platform.mass, "kg", "mass of the platform (end effector)",
+                       range=ranges["mass"])]
+    rows += [Parameter(f"platform.inertia.{axis}", value, "kg.m2", f"platform inertia about its centre, {axis} axis",
+                       range=ranges["inertia"]) for axis, value in zip("xyz", arm.platform.inertia)]
     rows += [
-        Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)"),
+        Parameter("motor.rotor_inertia", arm.motor.rotor_inertia, "kg.m2", "rotor inertia of each motor (motor side)",
+                  range=ranges["rotor_inertia"]),
         Parameter("motor.gear_ratio", arm.motor.gear_ratio, "1",
-                  "gear ratio of each motor (motor turns per link turn)"),
+                  "gear ratio of each motor (motor turns per link turn)", range=ranges["gear_ratio"]),
         Parameter("motor.viscous_friction", arm.motor.viscous_friction, "N.m.s/rad",
-                  "viscous friction of each motor (joint side)"),
-        Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates"),
-        Parameter("damping.beta", arm.elements.rayleigh[1], "s", "Rayleigh damping beta K of the elastic rates"),
+                  "viscous friction of each motor (joint side)", range=ranges["viscous_friction"]),
+        Parameter("damping.alpha", arm.elements.rayleigh[0], "1/s", "Rayleigh damping alpha M of the elastic rates",
+                  range=ranges["alpha"]),
+        Parameter("damping.beta", arm.elements.rayleigh[1], "s", "Rayleigh damping beta K of the elastic rates",
+                  range=ranges["beta"]),
     ]
     return rows
 
@@ -88,13 +101,17 @@ class DeltaGraph:
         self.arm = arm
         self.parameter_table = delta_parameters(arm)
         self.P = ParameterSymbols(self.parameter_table)
-        self.elastic = elastic_layout(arm.elements.approximation, arm.elements.count)
+        settings = arm.elements
+        self.bases = link_bases(settings, {row.name: row.value for row in self.parameter_table})
+        self.elastic = chain_layout(self.bases, settings.approximation, settings.count)
         joints = tuple(Coordinate(f"theta[{i}]", "joint", i, "rad") for i in (1, 2, 3))
         self.layout = joints + self.elastic.records
         n = len(self.layout)
         self.q, self.qd, self.p = ca.SX.sym("q", n), ca.SX.sym("qd", n), self.P.vector
         self.theta, self.d = self.q[:3], self.q[3:]
-        self.energy = DeltaEnergies(self.elastic, self.P, arm.elements.axial_load)
+        lengths = {link: getattr(arm, link).length for link in ("upper", "lower")}
+        self.energy = BodyEnergies(self.elastic, self.bases, lengths, settings.approximation, settings.count, self.P,
+                                   settings.axial_load)
         self.inputs = [Signal(f"tau[{i}]", "N.m", md.TORQUE, f"torque of motor {i} (joint side of the gear)", i)
                        for i in (1, 2, 3)]
         self.joint_torques: list[Signal] = []  # outputs of prescribed joints: the motors are torque-driven
@@ -137,6 +154,15 @@ class DeltaGraph:
         """Kinetic and potential (gravity, strain, axial-load) energy."""
         T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
         return T, V_gravity + V_strain + V_axial
+
+    @property
+    def reduction(self) -> md.ReductionSummary:
+        """How the links were reduced (:class:`flexfmu.dynamics.metadata.ReductionSummary`)."""
+        reduction = reduction_of(self.arm.elements)
+        bodies = tuple(md.ReducedBody(f"{link} link", len(basis.boundary),
+                                      tuple((m.field, m.frequency, m.kept) for m in basis.modes))
+                       for link, basis in self.bases.items())
+        return md.ReductionSummary(reduction.method, reduction.describe(), bodies)
 
     def start_coordinates(self) -> np.ndarray:
         """q at the arm's home position with undeformed links: the FMU's start values."""
@@ -183,17 +209,22 @@ class DeltaGraph:
         return at_home(start, self.p)
 
     def pose_structure(self) -> tuple[ca.SX, ca.SX]:
-        """(K(q), D(q)) embedded in q x q: the elastic stiffness (Hessian of the strain and axial-load energy
-        in d) and the damping alpha M_dd + beta K_dd of the elastic rates (K_dd of the strain energy), with
-        the motors' viscous friction."""
-        _, _, V_strain, V_axial = self._lagrangian_terms()
+        """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
+        Gauss-Newton stiffness of the strain and axial-load energies over every coordinate
+        (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness` of each chain: the links'
+        stiffness, and how the strain of deformed links resists the motor angles); D the damping
+        alpha M_dd + beta K_dd of the elastic rates (K_dd the elastic block of K: the Rayleigh damping, its
+        strain part taken with the axial load's), with the motors' viscous friction."""
+        q, P, energy = self.q, self.P, self.energy
+        theta = q[:3]
+        position = forward_kinematics(theta, self.dimensions)
+        tensions = energy.tensions(theta, position) if energy.axial_load else [0, 0, 0]
+        platform, chains = energy.split(q[3:])
+        K = sum(energy.chain_stiffness(chain_frames(chain_frame(i), theta[i], position, self.dimensions), platform,
+                                       local, tensions[i], q) for i, local in enumerate(chains))
         M = self.dynamics("energy")[0]
-        K_strain = ca.hessian(V_strain, self.d)[0]
-        K_dd = K_strain + ca.hessian(V_axial, self.d)[0] if self.arm.elements.axial_load else K_strain
-        P = self.P
-        K = ca.diagcat(ca.SX(3, 3), K_dd)
         D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
-                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K_strain)
+                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])
         return K, D
 
     def compiled(self, model):

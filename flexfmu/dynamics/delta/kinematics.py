@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from flexfmu.codegen.buffered import BufferedFunction
 from flexfmu.dynamics.delta.geometry import chain_rotation, rot_y, unit
 from flexfmu.errors import FlexfmuError
 
@@ -146,6 +147,18 @@ class DeltaKinematics:
         self._ik = ca.Function("inverse_kinematics", [P], [inverse_kinematics(P, dims)])
         self._fk = ca.Function("forward_kinematics", [theta], [position])
         self._jacobian = ca.Function("jacobian", [theta], [ca.jacobian(position, theta)])
+        lines, paths = [], []
+        for i, C in enumerate(map(chain_frame, range(3))):
+            link = position + platform_joint_offset(C, dims) - knee(C, theta[i], dims)
+            R = upper_rotation(C, theta[i])
+            knee_velocity = dims.upper_length * ca.cross(R[:, 1], R[:, 0])
+            lines.append(unit(link).T)
+            paths.append(ca.fabs(ca.dot(unit(link), knee_velocity)) / ca.norm_2(knee_velocity))
+        self._regularity = ca.Function("regularity", [theta], [ca.vertcat(*lines), ca.vertcat(*paths)])
+        rate, goal = ca.SX.sym("P_rate", 3), inverse_kinematics(P, dims)
+        at_goal = [ca.substitute(e, theta, goal) for e in (ca.jacobian(position, theta), *self._regularity(theta))]
+        self._motion = BufferedFunction(ca.Function("motor_motion", [P, rate],
+                                                    [goal, ca.solve(at_goal[0], rate), *at_goal[1:]]))
 
     def inverse(self, position) -> np.ndarray:
         """Motor angles (rad) for the platform centre ``position`` (m, base frame).
@@ -163,6 +176,25 @@ class DeltaKinematics:
                                   f"{', '.join(map(str, chains))} cannot reach it")
         self._check_regular(theta, f"platform position {_show(position)} m")
         return theta
+
+    def motion(self, position, velocity) -> tuple[np.ndarray, np.ndarray]:
+        """(theta, theta'): the motor angles (rad) and rates (rad/s) that put the platform centre at ``position``
+        (m) moving at ``velocity`` (m/s), in one evaluation (what a platform path's reference asks at every
+        sample).
+
+        Raises
+        ------
+        KinematicsError
+            If a chain cannot reach ``position``, or the pose is singular.
+        """
+        position = np.asarray(position, float).ravel()
+        theta, rate, lines, paths = self._motion.results(position, velocity)
+        if not np.all(np.isfinite(theta)):
+            chains = [k + 1 for k in range(3) if not np.isfinite(theta[k])]
+            raise KinematicsError(f"platform position {_show(position)} m is outside the workspace: chain "
+                                  f"{', '.join(map(str, chains))} cannot reach it")
+        self._raise_if_singular(lines.reshape(3, 3, order="F"), paths, f"platform position {_show(position)} m")
+        return theta, rate
 
     def forward(self, theta) -> np.ndarray:
         """Platform centre (m) for the motor angles ``theta`` (rad).
@@ -190,18 +222,14 @@ class DeltaKinematics:
         """Raise KinematicsError at a type I (a lower link along its knee's path: the motor cannot move the
         platform) or type II singularity (the lower links' lines lose rank: the platform moves with the
         motors held)."""
-        P = np.array(self._fk(theta)).ravel()
-        dims = self.dims
-        lines, paths = [], []
-        for i in range(3):
-            C = chain_frame(i)
-            B = np.array(knee(C, theta[i], dims)).ravel()
-            link = P + np.array(platform_joint_offset(C, dims)).ravel() - B
-            R = np.array(upper_rotation(C, theta[i]))
-            knee_velocity = dims.upper_length * np.cross(R[:, 1], R[:, 0])
-            lines.append(link / np.linalg.norm(link))
-            paths.append(abs(lines[-1] @ knee_velocity) / np.linalg.norm(knee_velocity))
-        smallest = np.linalg.svd(np.array(lines), compute_uv=False)[-1]
+        lines, paths = (np.array(value) for value in self._regularity(np.asarray(theta, float)))
+        self._raise_if_singular(lines, paths.ravel(), what)
+
+    @staticmethod
+    def _raise_if_singular(lines: np.ndarray, paths: np.ndarray, what: str) -> None:
+        """The checks of :meth:`_check_regular` on the lower links' unit ``lines`` (rows) and the knee paths'
+        ``paths`` (|cosine| of each link with its knee's path)."""
+        smallest = np.linalg.svd(lines, compute_uv=False)[-1]
         if smallest < SINGULAR:
             raise KinematicsError(f"{what}: singular pose (the lower links are coplanar or parallel; the platform "
                                   "can move with the motors held)")

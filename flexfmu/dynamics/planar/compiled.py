@@ -38,6 +38,7 @@ import numpy as np
 
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.forces import dissipation, rotor_inertias, spring_forces
+from flexfmu.dynamics.graph_dynamics import mass_form
 from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.dynamics.planar.articulated import (
     FRAME,
@@ -193,7 +194,7 @@ def compiled_dynamics(g, model) -> CompiledDynamics:
         return generalized(q, qd, u, pc[:npar], pc[offsets[0]:offsets[1]])
 
     newton = _newton_correction(passes, nu, forces, structure, pcm.numel())
-    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
+    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()))
 
 
 def _acts_on_theta_alone(motor_row: ca.SX, theta: int) -> bool:

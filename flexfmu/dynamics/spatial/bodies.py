@@ -357,8 +357,8 @@ def _tensor(P: ParameterSymbols, prefix: str) -> ca.SX:
     return ca.vertcat(ca.horzcat(xx, xy, xz), ca.horzcat(xy, yy, yz), ca.horzcat(xz, yz, zz))
 
 
-def body_structure(link) -> BodyStructure:
-    """The :class:`BodyStructure` of a spatial ``link``."""
+def body_structure(link, dropped: frozenset[str] = frozenset()) -> BodyStructure:
+    """The :class:`BodyStructure` of a spatial ``link`` without the deformation kinds ``dropped``."""
     if not isinstance(link, SpatialFlexibleLink):
         return BodyStructure()
     tangent = []
@@ -366,7 +366,7 @@ def body_structure(link) -> BodyStructure:
         d = link.deformation(kind)
         frame = None if d is None else (FAMILIES[d.modes.family].frame or d.modes.frame)
         tangent.append(frame != "chord")
-    return BodyStructure(tuple(link.count(kind) for kind in DEFORMATIONS), tuple(tangent),
+    return BodyStructure(tuple(0 if kind in dropped else link.count(kind) for kind in DEFORMATIONS), tuple(tangent),
                          link.geometric_stiffening)
 
 
@@ -374,7 +374,8 @@ def _zeros(structure: BodyStructure) -> dict:
     return {name: ca.SX(*shape) for name, shape in structure.fields()}
 
 
-def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: dict, P) -> dict:
+def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: dict, P,
+                    undamped: frozenset[str]) -> dict:
     pre = f"link[{i}]"
     L, rho, polar = P[f"{pre}.length"], P[f"{pre}.mass_per_length"], P[f"{pre}.polar_inertia_per_length"]
     props = _zeros(st)
@@ -403,7 +404,9 @@ def _flexible_props(i: int, link: SpatialFlexibleLink, st: BodyStructure, sets: 
             props[f"K_{short}"] = stiffness / L * ca.SX(slope_products(ms)["hL"])
         props[f"tip_{short}"] = ca.SX(ms.tip_value)
         damping = link.deformation(kind).modes
-        if damping.damping_kind == "ratio":
+        if kind in undamped:  # quasi-static: no rate, no damping parameters
+            props[f"D_{short}"] = ca.SX(n, 1)
+        elif damping.damping_kind == "ratio":
             props[f"D_{short}"] = ca.vertcat(*[
                 2 * P[f"{pre}.{kind}.damping_ratio[{k + 1}]"] * ca.sqrt(props[f"K_{short}"][k, k] * modal[k, k])
                 for k in range(n)])
@@ -471,14 +474,17 @@ def add_point_mass(props: dict, st: BodyStructure, sets: dict, mass, xi, inertia
         props["rot_GIG"] += ca.mtimes([Gamma.T, inertia, Gamma])
 
 
-def link_bodies(arm: SpatialArm, P: ParameterSymbols, sets: list[dict]) -> tuple[list[BodyStructure], list[dict]]:
+def link_bodies(arm: SpatialArm, P: ParameterSymbols, sets: list[dict], quasi_static: tuple[frozenset[str], ...],
+                drop: bool) -> tuple[list[BodyStructure], list[dict]]:
     """Structures and property dicts of every link of ``arm`` (lumped masses and payload included),
-    symbolic in the parameter symbols ``P``; ``sets`` are the links' mode sets (:func:`link_mode_sets`)."""
-    structures = [body_structure(link) for link in arm.links]
+    symbolic in the parameter symbols ``P``; ``sets`` are the links' mode sets (:func:`link_mode_sets`),
+    ``quasi_static`` each link's quasi-static deformation kinds: left out of the structures when ``drop``,
+    kept undamped otherwise (the full chain a condensed one's outputs are evaluated on)."""
+    structures = [body_structure(link, kinds if drop else frozenset()) for link, kinds in zip(arm.links, quasi_static)]
     bodies = []
     for i, (link, st) in enumerate(zip(arm.links, structures), start=1):
         if isinstance(link, SpatialFlexibleLink):
-            bodies.append(_flexible_props(i, link, st, sets[i - 1], P))
+            bodies.append(_flexible_props(i, link, st, sets[i - 1], P, quasi_static[i - 1]))
         else:
             bodies.append(_rigid_props(i, P))
     for k, lumped in enumerate(arm.lumped_masses, start=1):

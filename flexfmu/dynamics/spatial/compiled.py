@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from flexfmu.dynamics.graph_dynamics import mass_form
 from flexfmu.dynamics.forces import dissipation, input_matrix, spring_forces
 from flexfmu.dynamics.model import CompiledDynamics
 from flexfmu.dynamics.spatial.articulated import (
@@ -124,7 +125,7 @@ def compiled_dynamics(chain, model) -> CompiledDynamics:
     newton = _newton_correction(model, passes, forces, lambda pc_: (ca.MX(K_nz, pc_[offsets[1]:offsets[2]]),
                                                                     ca.MX(D_nz, pc_[offsets[2]:offsets[3]])),
                                 pcm.numel())
-    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand())
+    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()))
 
 
 def _directional(passes: _Passes, generalized, kinematic, state_derivative, n, nu, npar, offsets, size) -> ca.Function:

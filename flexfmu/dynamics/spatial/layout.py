@@ -42,13 +42,15 @@ class SpatialCoordinates:
         return len(self.records)
 
 
-def coordinate_layout(arm: SpatialArm) -> SpatialCoordinates:
-    """Order q of ``arm``: theta[j], alpha[j] (flexible joints), f[i,k] (see the module docstring)."""
+def coordinate_layout(arm: SpatialArm, dropped=None) -> SpatialCoordinates:
+    """Order q of ``arm``: theta[j], alpha[j] (flexible joints), f[i,k] (see the module docstring), without
+    the quasi-static ones of ``dropped`` (a ``quasi_static.QuasiStatic``, None for none), whose names the
+    others keep: f[i,k] is the same mode with or without them."""
     records = [Coordinate(f"theta[{j}]", "joint", j, "rad") for j in range(1, len(arm.links) + 1)]
     theta = tuple(range(len(records)))
     rotor = {}
     for j, link in enumerate(arm.links):
-        if link.joint.kind == "flexible":
+        if link.joint.kind == "flexible" and not (dropped and j in dropped.joints):
             rotor[j] = len(records)
             records.append(Coordinate(f"alpha[{j + 1}]", "rotor", j + 1, "rad"))
     modal, blocks = [], []
@@ -56,10 +58,10 @@ def coordinate_layout(arm: SpatialArm) -> SpatialCoordinates:
         start, block, k = len(records), {}, 0
         for kind in DEFORMATIONS:
             count = link.count(kind) if link.kind == "flexible" else 0
-            if count:
+            if count and not (dropped and kind in dropped.kinds(i - 1)):
                 block[kind] = tuple(range(len(records), len(records) + count))
                 records += [Coordinate(f"f[{i},{k + m}]", "modal", i, UNITS[kind], k + m) for m in range(1, count + 1)]
-                k += count
+            k += count
         modal.append(tuple(range(start, len(records))))
         blocks.append(block)
     return SpatialCoordinates(tuple(records), theta, rotor, tuple(modal), tuple(blocks))

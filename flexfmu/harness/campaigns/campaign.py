@@ -3,12 +3,20 @@
 A campaign is a list of points (plain dicts: a parameter sweep, Monte-Carlo
 samples, tuning starts, cross-check runs), a task run once per point, and a
 table with one row per point. The tasks run on a ``LocalCluster`` of worker
-processes, one per core unless told otherwise, or on an existing cluster
-(``scheduler``: its address); ``workers=0`` runs them in this process, one
-after another (the serial run a parallel one must equal bit for bit).
+processes, one per core unless told otherwise, started once per campaign, or
+on an existing cluster (``scheduler``: its address); ``workers=0`` runs them
+in this process, one after another (the serial run a parallel one must equal
+bit for bit). Points go to the workers in batches (a few per worker and
+core, at most :data:`MAX_BATCH` points each), so a point of a few
+milliseconds does not pay a scheduler round trip of its own; the progress
+bar counts points.
 
-- A point that fails (an exception, a diverging run, a killed worker) is a
-  row with its error; the campaign goes on.
+- A point that fails (an exception, a diverging run) is a row with its
+  error; the campaign goes on.
+- A worker that dies (killed, out of memory) is reported when it is lost;
+  Dask runs its batch again on another worker (three times at most, then
+  the points fail with KilledWorker), and those points' rows say how often
+  they were retried (``retried``).
 - Every finished row is appended at once to ``journal.jsonl`` in the output
   folder (floats written exactly), so an interrupted campaign loses only the
   points in flight: rerunning the same command skips the points already done
@@ -21,19 +29,27 @@ after another (the serial run a parallel one must equal bit for bit).
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 import time
 import traceback
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from flexfmu.harness.running.cache import cache_dir, cached_file, content_hash
+from flexfmu.codegen.cache import cache_dir, cached_file, content_hash
+from flexfmu.errors import FlexfmuError
 from flexfmu.harness.running.progress import Progress
 
 JOURNAL = "journal.jsonl"
 OK, FAILED = "ok", "failed"
+RETRIED = "retried"  # the column of a row whose points a lost worker had taken
+TOPIC = "flexfmu-campaign"  # the scheduler's event topic where tasks say where they start
+MAX_BATCH = 64  # points per task at most
+BATCHES_PER_WORKER = 8  # batches per worker at least, while points last: the workers finish together
 
 
 @dataclass(frozen=True)
@@ -91,11 +107,14 @@ def point_id(point: dict) -> str:
 
 def guarded(task: Callable, point: dict, *shared) -> dict:
     """The row of ``task`` run on ``point`` (and ``shared``): status ``ok`` with the task's figures, or ``failed`` with
-    the error (type, message and where it was raised); ``seconds`` either way."""
+    the error (a FlexfmuError's message as it is, e.g. the FMU's own; any other's type, message and where it was
+    raised); ``seconds`` either way."""
     began = time.perf_counter()
     try:
         row = {"status": OK, "error": "", **task(point, *shared)}
-    except Exception as error:  # a failing point is a result, not the end of the campaign
+    except FlexfmuError as error:  # a failing point is a result, not the end of the campaign: its own words
+        row = {"status": FAILED, "error": str(error)}
+    except Exception as error:  # a bug's: where it was raised too
         where = traceback.extract_tb(error.__traceback__)[-1]
         row = {"status": FAILED, "error": f"{type(error).__name__}: {error} ({Path(where.filename).name}:"
                                           f"{where.lineno})"}
@@ -116,8 +135,66 @@ def read_journal(folder: Path) -> dict[str, dict]:
     return rows
 
 
+def run_batch(task: Callable, points: list[dict], *shared) -> list[dict]:
+    """The rows of ``task`` run on each of ``points`` (with ``shared``), as :func:`guarded` makes them; on a
+    worker, first says on the campaign's event topic which task starts where (see :class:`LostWorkers`), and
+    waits until the scheduler has it: a task that kills its worker must still be seen to have started."""
+    from dask.distributed import get_client, get_worker
+
+    worker = get_worker()
+    get_client().log_event(TOPIC, {"task": worker.get_current_task(), "worker": worker.address})
+    return [guarded(task, point, *shared) for point in points]
+
+
+def batches(items: list, workers: int, size: int | None = None) -> list[list]:
+    """``items`` in batches of ``size`` (when None: enough for :data:`BATCHES_PER_WORKER` per worker of
+    ``workers``, at most :data:`MAX_BATCH` each)."""
+    size = size or max(1, min(MAX_BATCH, math.ceil(len(items) / (BATCHES_PER_WORKER * max(workers, 1)))))
+    return [items[k:k + size] for k in range(0, len(items), size)]
+
+
+class LostWorkers:
+    """The workers a campaign lost, read from the starts of its tasks: every task says where it starts (on
+    the scheduler's event topic :data:`TOPIC`), so a task that starts a second time was on a worker that
+    died, running or holding its result. :meth:`poll` prints each lost worker on ``stream`` as it is found
+    (reading the events at most every ``every`` s)."""
+
+    def __init__(self, client, stream=None, every: float = 2.0):
+        self.client, self.every, self.stream = client, every, stream or sys.stderr
+        self.starts: dict[str, list[str]] = {}
+        self._polled = 0.0
+
+    def poll(self, force: bool = False) -> None:
+        """Read the tasks' starts (not again within ``every`` s of the last read, unless ``force``); print the
+        workers newly found lost and the tasks they held."""
+        if not force and time.monotonic() - self._polled < self.every:
+            return
+        self._polled = time.monotonic()
+        before = self.lost
+        self.starts = {}
+        for _, event in self.client.get_events(TOPIC):
+            self.starts.setdefault(event["task"], []).append(event["worker"])
+        for worker, tasks in self.lost.items():
+            if worker not in before:
+                print(f"lost worker {worker}: its task(s) {', '.join(tasks)} run again on the other workers",
+                      file=self.stream, flush=True)
+
+    @property
+    def lost(self) -> dict[str, list[str]]:
+        """{worker: the tasks it started that started again elsewhere}."""
+        lost: dict[str, list[str]] = {}
+        for task, workers in self.starts.items():
+            for worker in workers[:-1]:
+                lost.setdefault(worker, []).append(task)
+        return lost
+
+    def retries(self, task: str) -> int:
+        """How often ``task`` started again."""
+        return max(len(self.starts.get(task, ())) - 1, 0)
+
+
 def run_campaign(points: list[dict], task: Callable, out: Path, settings: CampaignSettings, label: str,
-                 shared: tuple = ()) -> list[dict]:
+                 shared: tuple = (), batch: int | None = None, keep: Callable | None = None) -> list[dict]:
     """Run ``task(point, *shared)`` for every point of ``points`` not yet done in ``out``.
 
     Parameters
@@ -134,24 +211,33 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
         For the progress bar.
     shared : tuple
         Arguments every task gets (sent to the workers once, e.g. :class:`FmuFile`).
+    batch : int, optional
+        Points per task (None: from the number of points and workers, see :func:`batches`); 1 for points
+        that take long (tuning starts).
+    keep : callable, optional
+        (point id, row) -> the row to journal, called here as each row arrives (a sweep writes the samples a
+        row carries to their own file).
 
     Returns
     -------
     list of dict
         One row per point, in the order of ``points``: ``point`` (id), the point's values, ``status``,
-        ``error``, ``seconds`` and the task's figures.
+        ``error``, ``seconds``, the task's figures and, for points a lost worker had taken, ``retried``.
     """
     out.mkdir(parents=True, exist_ok=True)
     done = {key: row for key, row in read_journal(out).items() if row["status"] == OK}
     todo = {point_id(point): point for point in points if point_id(point) not in done}
-    progress = Progress(f"{label}: {len(todo)} of {len(points)} points")
+    progress = Progress(f"{label}: {len(todo)} of {len(points)} points", unit="point")
+    progress.begin(len(todo))
     journal_path = out / JOURNAL
     cut = journal_path.exists() and journal_path.stat().st_size and not journal_path.read_bytes().endswith(b"\n")
+    retried: dict[str, int] = {}
     with open(journal_path, "a") as journal:
         if cut:  # the last line was cut short by an interruption: start on a fresh one
             journal.write("\n")
 
         def record(key: str, row: dict) -> None:
+            row = keep(key, row) if keep else row
             done[key] = {"point": key, **todo[key], **row}
             journal.write(json.dumps(done[key]) + "\n")
             journal.flush()
@@ -164,14 +250,26 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
             from dask.distributed import as_completed
 
             with dask_client(settings) as client:
+                watch = LostWorkers(client)
                 sent = [client.scatter(value, broadcast=True) for value in shared]
-                futures = {client.submit(guarded, task, point, *sent, key=f"point-{key}", pure=False): key
-                           for key, point in todo.items()}
+                workers = len(client.scheduler_info()["workers"])
+                run = uuid.uuid4().hex[:12]  # task keys of this run only: its tasks' starts are its own
+                futures = {}
+                for k, chunk in enumerate(batches(list(todo.items()), workers, batch)):
+                    futures[client.submit(run_batch, task, [point for _, point in chunk], *sent,
+                                          key=f"points-{run}-{k}", pure=False)] = [key for key, _ in chunk]
                 for future in as_completed(futures):
-                    key = futures[future]
+                    keys = futures[future]
                     try:
-                        row = future.result()
-                    except Exception as error:  # the worker died under the point
-                        row = {"status": FAILED, "error": f"{type(error).__name__}: {error}", "seconds": 0.0}
-                    record(key, row)
-    return [done[point_id(point)] for point in points]
+                        rows = future.result()
+                    except Exception as error:  # the workers died under the batch once too often
+                        rows = [{"status": FAILED, "error": f"{type(error).__name__}: {error}", "seconds": 0.0}
+                                for _ in keys]
+                    watch.poll()
+                    for key, row in zip(keys, rows):
+                        record(key, row)
+                watch.poll(force=True)
+                retried = {key: watch.retries(future.key) for future, keys in futures.items() for key in keys
+                           if watch.retries(future.key)}
+    return [done[key] | ({RETRIED: retried[key]} if key in retried else {})
+            for key in map(point_id, points)]

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexfmu.control.run_figures import ENVELOPE_LEFT, ENVELOPE_PEAK
 from flexfmu.dynamics.metadata import ENVELOPE, ENVELOPE_FLAG
+
+LEFT_AT, PEAK = ENVELOPE_LEFT, ENVELOPE_PEAK  # the columns of a table row, as the closed-loop FMU's figures name them
 
 
 def envelope_outputs(model) -> list[str]:
@@ -59,11 +62,41 @@ def envelope_lines(summary: dict | None) -> list[str]:
     if not summary or not summary["runs"]:
         return []
     left = {label: run for label, run in summary["runs"].items() if run["left_at"] is not None}
-    worst = max(((fraction, name) for run in summary["runs"].values()
-                 for name, fraction in run["peak_fraction"].items()), default=(0.0, ""))
+    worst = _worst(summary)
     if not left:
         return [f"Validity envelope: every run stayed inside (largest: {worst[1]} at {worst[0]:.2g} of its limit "
                 f"{summary['limits'][worst[1]]:g}).", ""]
     runs = ", ".join(f"{label} at t = {run['left_at']:.4g} s" for label, run in left.items())
     return [f"Validity envelope: **left** by {runs} (largest: {worst[1]} at {worst[0]:.3g} times its limit "
             f"{summary['limits'][worst[1]]:g}); results beyond are outside the model's assumptions.", ""]
+
+
+def _worst(summary: dict, labels=None) -> tuple[float, str]:
+    """(largest peak fraction, its quantity) over the runs of ``summary`` named in ``labels`` (all when None)."""
+    return max(((fraction, name) for label, run in summary["runs"].items() if labels is None or label in labels
+                for name, fraction in run["peak_fraction"].items()), default=(0.0, ""))
+
+
+def envelope_console(summary: dict | None, indent: str = "  ") -> list[str]:
+    """Console lines for the envelope ``summary`` (from :func:`envelope_summary`), each starting with
+    ``indent``: a warning naming every run that left the envelope, when, and the largest excursion; nothing
+    when every run stayed inside."""
+    if not summary:
+        return []
+    left = {label: run["left_at"] for label, run in summary["runs"].items() if run["left_at"] is not None}
+    if not left:
+        return []
+    fraction, name = _worst(summary, left)
+    runs = ", ".join(f"{label} at t = {t:.4g} s" for label, t in left.items())
+    return [f"{indent}warning: left the validity envelope: {runs} (largest: {name} at {fraction:.3g} times its "
+            f"limit {summary['limits'][name]:g}); results beyond are outside the model's assumptions"]
+
+
+def envelope_columns(summary: dict | None, label: str) -> dict:
+    """The columns of a table row for the run ``label`` of the envelope ``summary``: when it first left the
+    envelope (s; None, an empty cell, if never) and its largest quantity as a fraction of that quantity's
+    limit (None for an arm without an envelope)."""
+    run = (summary or {"runs": {}})["runs"].get(label)
+    if run is None:
+        return {LEFT_AT: None, PEAK: None}
+    return {LEFT_AT: run["left_at"], PEAK: max(run["peak_fraction"].values())}

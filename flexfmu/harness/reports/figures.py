@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexfmu.control.cost import end_effector
+from flexfmu.control.run_figures import settle_time
 from flexfmu.control.laws import rigid_selection
-from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, PLATFORM_POSITION, TIP_POSITION
-
-TRANSIENT_S = 2.0  # the start transient, s (half the run when that is shorter)
+from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
 
 
 def settled(time: np.ndarray) -> np.ndarray:
-    """Mask of the samples of ``time`` after the start transient."""
-    return time >= min(TRANSIENT_S, 0.5 * float(time[-1])) - 1e-9
-
-
-def end_effector(model) -> list[str]:
-    """The outputs of ``model`` that place its end effector: a serial arm's tip (x, y), a Delta robot's
-    platform centre (x, y, z)."""
-    return model.outputs_of(TIP_POSITION)[:2] or model.outputs_of(PLATFORM_POSITION)
+    """Mask of the samples of ``time`` after the start transient (:func:`flexfmu.control.run_figures.settle_time`)."""
+    return time >= settle_time(time[-1]) - 1e-9
 
 
 def desired_tip(model, reference, time) -> np.ndarray:

@@ -1,19 +1,49 @@
-"""Plots people look at instead of reading numbers."""
+"""Plots people look at instead of reading numbers.
+
+Every figure gets its title through :func:`titled`: wrapped to the figure's
+width, so a long title is never clipped, and laid out by matplotlib's
+constrained layout, so the title, the panels' titles and their labels do not
+overlap. Paths of an end effector are drawn in the plane where they move
+(:func:`moving_plane`): a planar arm's x-y, a Delta robot's pick-and-place
+x-z, its circle x-y.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 
+from flexfmu.control.cost import end_effector
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, MOTOR_ANGLE
-from flexfmu.harness.reports.figures import end_effector
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 PLOTTED_POINTS = 2000  # per curve: a 10 s run sampled at 1 kHz draws five times faster, and looks the same
+TITLE_CHARACTERS_PER_INCH = 9  # of a figure title at matplotlib's default size: where the wrapping starts
+
+
+def titled(fig, title: str) -> None:
+    """Give ``fig`` the ``title``, wrapped to the figure's width, and lay it out so that nothing is clipped
+    and nothing overlaps (matplotlib's constrained layout)."""
+    fig.suptitle(textwrap.fill(title, max(30, int(TITLE_CHARACTERS_PER_INCH * fig.get_figwidth()))))
+    fig.set_layout_engine("constrained")
+
+
+def moving_plane(names: list[str], *paths) -> tuple[str, str]:
+    """The two of the end-effector coordinates ``names`` along which the ``paths`` (Results, or arrays with a
+    column per name) move most, in their order: where a path is worth drawing."""
+    if len(names) <= 2:
+        return tuple(names)
+    spans = np.zeros(len(names))
+    for path in paths:
+        values = np.column_stack([path[name] for name in names]) if not isinstance(path, np.ndarray) else path
+        spans = np.maximum(spans, np.ptp(values, axis=0))
+    first, second = sorted(np.argsort(spans)[-2:])
+    return names[first], names[second]
 
 
 def thinned(time, values, points: int = PLOTTED_POINTS):
@@ -60,16 +90,15 @@ def plot_simulation(result, model, path: str | Path) -> None:
         axes[1].plot(t, 1e3 * result[name], label=name)
     axes[0].set(xlabel="time [s]", ylabel="angle [rad]", title="joint and motor angles")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
-    x, y = end_effector(model)[:2]
+    x, y = moving_plane(end_effector(model), result)
     axes[2].plot(result[x], result[y])
     axes[2].plot(result[x][0], result[y][0], "o", label="start")
-    axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    axes[2].set(xlabel=f"{x} [m]", ylabel=f"{y} [m]", title="end-effector path", aspect="equal")
     for ax in axes:
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    fig.suptitle(f"{model.arm.name}")
-    fig.tight_layout()
+    titled(fig, f"{model.arm.name}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -113,8 +142,7 @@ def plot_before_after(before, after, model, reference, history, path: str | Path
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
+    titled(fig, title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -137,18 +165,18 @@ def plot_plan(planned, baseline, model, move_time: float, path: str | Path, titl
         The figure's title.
     """
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    x, y = moving_plane(end_effector(model), baseline, planned)
     for run, style, label in ((baseline, "--", "baseline"), (planned, "-", "plan")):
         for j, name in enumerate(model.inputs):
             axes[0].plot(run.time, run[name], style, color=f"C{j}", label=f"{name} ({label})")
         for i, name in enumerate(model.outputs_of(DEFLECTION)):
             axes[1].plot(run.time, 1e3 * run[name], style, color=f"C{i}", label=f"{name} ({label})")
-        x, y = end_effector(model)[:2]
         axes[2].plot(run[x], run[y], style, label=label)
     for ax in axes[:2]:
         ax.axvline(move_time, color="k", lw=0.8)
     axes[0].set(xlabel="time [s]", ylabel="torque [N m]", title="joint torques")
     axes[1].set(xlabel="time [s]", ylabel="deflection [mm]", title="link tip deflections")
-    axes[2].set(xlabel="x [m]", ylabel="y [m]", title="end-effector path", aspect="equal")
+    axes[2].set(xlabel=f"{x} [m]", ylabel=f"{y} [m]", title="end-effector path", aspect="equal")
     save_figure(fig, axes, title, path)
 
 
@@ -157,8 +185,7 @@ def save_figure(fig, axes, title: str, path) -> None:
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
+    titled(fig, title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -222,11 +249,13 @@ def plot_scenario(result, model, reference, path: str | Path, title: str, open_l
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     t = result.time
-    x, y = end_effector(model)[:2]
+    names = end_effector(model)
+    desired = None if open_loop else desired_tip(model, reference, t)
+    x, y = moving_plane(names, result, *([] if desired is None else [desired]))
     path_ax, error_ax, tip_ax, torque_ax = axes.flat
     if not open_loop:
-        desired = desired_tip(model, reference, t)
-        path_ax.plot(desired[:, 0], desired[:, 1], "k--", lw=1.2, label="desired (rigid kinematics of theta_d)")
+        path_ax.plot(desired[:, names.index(x)], desired[:, names.index(y)], "k--", lw=1.2,
+                     label="desired (rigid kinematics of theta_d)")
         joints, tip = tracking_errors(result, model, reference)
         for j, name in enumerate(model.outputs_of(JOINT_ANGLE)):
             error_ax.plot(*thinned(t, 1e3 * joints[:, j]), label=f"theta_d - {name}")
@@ -242,7 +271,7 @@ def plot_scenario(result, model, reference, path: str | Path, title: str, open_l
         tip_ax.set(ylabel="deflection [mm]", title="link tip deflections")
     path_ax.plot(result[x], result[y], color="C0", lw=1.0, label="actual tip")
     path_ax.plot(result[x][0], result[y][0], "o", color="C0", label="start")
-    path_ax.set(xlabel="x [m]", ylabel="y [m]", title="tip path", aspect="equal")
+    path_ax.set(xlabel=f"{x} [m]", ylabel=f"{y} [m]", title="end-effector path", aspect="equal")
     for name in model.inputs:
         torque_ax.plot(*thinned(t, result[name]), label=name)
     torque_ax.set(ylabel="torque [N m]", title="applied joint torques")
@@ -252,7 +281,6 @@ def plot_scenario(result, model, reference, path: str | Path, title: str, open_l
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
+    titled(fig, title)
     fig.savefig(path, dpi=90)
     plt.close(fig)

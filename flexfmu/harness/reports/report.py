@@ -12,9 +12,9 @@ from pathlib import Path
 
 import matplotlib
 
-from flexfmu.harness.reports.compare import ROUND_OFF
-from flexfmu.harness.reports.envelope import envelope_lines
-from flexfmu.harness.reports.plots import thinned
+from flexfmu.harness.reports.compare import REDUCTION_OF_RANGE, ROUND_OFF
+from flexfmu.harness.reports.envelope import envelope_console, envelope_lines
+from flexfmu.harness.reports.plots import thinned, titled
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -60,8 +60,7 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
             ax.legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
-    fig.suptitle(title)
-    fig.tight_layout()
+    titled(fig, title)
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
@@ -87,7 +86,9 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
              "A *scenario* tolerance bounds the largest absolute difference, in the output's unit (the "
              "scenario file says why); a *round-off* tolerance bounds two runs of one fixed-step scheme (the "
              f"native and the Python-backed FMU) at {ROUND_OFF:g} x max(1, peak |value|) (a prescribed joint's "
-             "torque, inverse dynamics, at 100 times that). Every output of every "
+             "torque, inverse dynamics, at 100 times that); a *reduction* tolerance bounds a reduced arm's "
+             f"reference against the unreduced arm's, at {REDUCTION_OF_RANGE:g} of the signal's range (the "
+             "reduction's error alone: every other pair holds the integration error). Every output of every "
              "pair is in report.json.", ""]
     for case in cases:
         ok = all(c["passed"] for c in case["comparisons"]) and not case.get("errors")
@@ -106,12 +107,30 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
             ok = all(c["passed"] for c in rows)
             lines.append(f"| {pair} | {worst['output']} | {worst['max_abs']:.2e}{unit} | "
                          f"{worst['tolerance']:.1e}{unit} ({worst['bound']}) | {'PASS' if ok else '**FAIL**'} |")
-        lines += ["", "| what the reference run does | value |", "|---|---|"]
-        lines += [f"| {name} | {value:.3g} |" for name, value in case["figures"].items()]
-        lines += ["", f"![{case['scenario']}]({case['scenario_plot']})", "",
-                  f"![{case['scenario']}: runs and their differences]({case['plot']})", ""]
+        if case["figures"]:
+            lines += ["", "| what the reference run does | value |", "|---|---|"]
+            lines += [f"| {name} | {value:.3g} |" for name, value in case["figures"].items()]
+        if case.get("scenario_plot"):
+            lines += ["", f"![{case['scenario']}]({case['scenario_plot']})"]
+        if case.get("plot"):
+            lines += ["", f"![{case['scenario']}: runs and their differences]({case['plot']})"]
+        lines.append("")
     (out / "report.md").write_text("\n".join(lines))
     return data
+
+
+def case_lines(case: dict) -> list[str]:
+    """What the console says about one ``case`` of a report: its worst difference against its tolerance when
+    every run finished, else which runs failed (a worst difference over the runs that happened to finish
+    would read as a result); and whether and when runs left the validity envelope."""
+    label = f"{case['arm']}/{case['scenario']}"
+    if case.get("errors"):
+        lines = [f"{label}: {len(case['errors'])} run(s) failed, so no difference is summarised"]
+        lines += [f"  run {name} failed: {message}" for name, message in case["errors"].items()]
+    else:
+        worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
+        lines = [f"{label}: worst difference {worst:.2g} x its tolerance"]
+    return lines + envelope_console(case.get("envelope"))
 
 
 def _pairs(comparisons: list[dict]):

@@ -20,6 +20,7 @@ from pathlib import Path
 import flexfmu
 from flexfmu.dynamics.delta.assembly import elastic_layout
 from flexfmu.dynamics.delta.frequencies import natural_frequencies
+from flexfmu.dynamics.delta.reduction import Reduction
 from flexfmu.harness.reproductions.rows import Row, relative_row
 
 POSITION = (0.1, 0.0, 0.5)
@@ -53,7 +54,8 @@ NOT_REPRODUCED = ("not reproduced: every physically consistent reading gives 6-5
 def frequencies(arm, approximation: str, elements: int):
     """The first eight frequencies (rad/s) of ``arm`` at :data:`POSITION` as the tables are computed: motors
     held, no gravity preload, ``elements`` per link of ``approximation``."""
-    return natural_frequencies(arm, POSITION, elements=elements, approximation=approximation, axial_load=False)
+    return natural_frequencies(arm, POSITION, elements=elements, approximation=approximation, axial_load=False,
+                               reduction=Reduction("none"))
 
 
 def tables(out: Path) -> list[Row]:

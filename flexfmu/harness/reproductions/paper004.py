@@ -23,6 +23,7 @@ import flexfmu
 from flexfmu.control.controllers import HeldInputs
 from flexfmu.control.scenario import load_scenario
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE
+from flexfmu.harness.reports.plots import titled
 from flexfmu.harness.reproductions.rows import Row, relative_row
 from flexfmu.harness.running.reference import simulate_reference
 
@@ -85,7 +86,6 @@ def _plot(runs: dict, path: Path) -> None:
     for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Paper 004: bang-bang torques of +-0.2 N m, 0.5 s, on both rotors")
-    fig.tight_layout()
+    titled(fig, "Paper 004: bang-bang torques of +-0.2 N m, 0.5 s, on both rotors")
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -14,7 +14,7 @@ sample is simply the start of the next step, and the step size is carried
 from sample to sample. One step (all stages and the error norm), the
 sampled control law and the sample loop are C (CasADi's code generator plus
 ``flexfmu/harness/running/c/ffref_driver.c``), compiled once per model and law and
-cached by content (``flexfmu.harness.running.cache``), so a whole closed-loop run
+cached by content (``flexfmu.codegen.cache``), so a whole closed-loop run
 is one call into C.
 """
 
@@ -30,7 +30,7 @@ import casadi as ca
 import numpy as np
 import scipy.integrate
 
-from flexfmu.harness.running.cache import cached_file, content_hash
+from flexfmu.codegen.cache import cached_file, content_hash
 from flexfmu.targets.build import BuildError, compiler
 
 CHUNK = 500  # samples per call into C, between progress reports

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import flexfmu
-from flexfmu.harness.running.cache import cached_file, content_hash
+from flexfmu.codegen.cache import cached_file, content_hash
 
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".in", ".toml")
 
@@ -40,7 +40,24 @@ def native_fmu(arm, settings=None, target: str = "fmi2") -> Path:
                        lambda path: export(flexfmu.build_model(arm), path, settings, target))
 
 
-def python_fmu(arm_file, communication_step: float, integrator: str = "rk4") -> Path:
+def loop_fmu(arm, scenario, settings=None) -> Path:
+    """The closed-loop FMU (``flexfmu.targets.loop``) of ``scenario`` (a loaded Scenario) on ``arm`` with
+    ``settings`` (ExportSettings; when None, the defaults for this machine only). Runs set their duration, so
+    scenarios that differ only in it share one FMU."""
+    import dataclasses
+
+    from flexfmu.targets import ExportSettings
+    from flexfmu.targets.loop import export_loop
+    from flexfmu.targets.platforms import host_platform
+
+    settings = settings or ExportSettings(platforms=(host_platform(),))
+    scenario = dataclasses.replace(scenario, duration=1.0)
+    key = content_hash(repr(arm), repr(scenario), repr(settings), "fmi2-loop", source_fingerprint())
+    return cached_file(f"{_slug(arm.name)}_{_slug(scenario.name)}_loop-{key}.fmu",
+                       lambda path: export_loop(flexfmu.build_model(arm), scenario, path, settings))
+
+
+def python_fmu(arm_file, communication_step: float, integrator: str | None = None) -> Path:
     """The Python-backed plant FMU of the arm in ``arm_file`` for the ``communication_step`` (s) with the
     fixed-step ``integrator`` (see ``flexfmu.targets.pythonfmu``)."""
     from flexfmu.targets.pythonfmu import export_pythonfmu

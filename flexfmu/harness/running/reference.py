@@ -152,7 +152,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
 
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.states)
-    x0 = scenario.initial_state(model)
+    x0 = scenario.initial_state(model, p)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])
         states = integrate_held(model, grid, x0, u_grid, p, rtol, atol, "bdf")

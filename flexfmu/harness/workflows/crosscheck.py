@@ -1,11 +1,17 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
 The runs are rows of one table, :data:`RUNS`: the reference (the Model's
-graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``), the
+graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``),
+for a Model whose flexible bodies dropped modes the reference of the
+unreduced arm too (compared with the reference alone: the reduction error,
+apart from every run's integration error), the
 native C FMU (FMI 2.0) by co-simulation and by model exchange (FMPy's CVode),
 the same model as an FMI 3.0 FMU in both interfaces, the Python-backed FMU (the graph under the native FMU's fixed-step scheme, on a
-short horizon) and, for closed-loop scenarios, the native FMU driven by the
-scenario's controller exported as an FMU. Adding a run is one row: a name,
+short horizon), the closed-loop FMU (the plant and the scenario's controller
+compiled together, ``flexfmu.targets.loop``: the compiled loop that sweeps
+and tuning starts run, checked here against the Python loop of
+``native-cs`` to round-off) and, for closed-loop scenarios, the native FMU
+driven by the scenario's controller exported as an FMU. Adding a run is one row: a name,
 the fixed-step scheme it integrates (runs of one scheme are compared to
 round-off, see ``flexfmu.harness.reports.compare``), a function of the case setup,
 and optionally a shorter horizon. FMUs are built once per arm and settings
@@ -17,7 +23,6 @@ envelope (``flexfmu.harness.reports.envelope``).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +33,17 @@ import numpy as np
 import flexfmu
 from flexfmu.control.scenario import Scenario, load_scenario, scenarios_for
 from flexfmu.data import arm_names, resolve_arm, resolve_scenario
-from flexfmu.harness.reports.compare import compare_runs
+from flexfmu.harness.reports.compare import REDUCTION, compare_runs
 from flexfmu.harness.reports.envelope import envelope_outputs, envelope_summary
 from flexfmu.harness.reports.figures import scenario_figures
 from flexfmu.harness.reports.plots import plot_scenario
 from flexfmu.harness.reports.report import plot_file, plot_runs, write_report
 from flexfmu.harness.running import fmu_cache
+from flexfmu.harness.running.loop_case import LoopCase
 from flexfmu.harness.running.progress import Progress
 from flexfmu.harness.running.reference import reference_run
 from flexfmu.harness.running.runner import FmuController, run_fmu
+from flexfmu.kinds import kind_of
 
 FMU_SCHEME = "fmu-step"  # the native FMU's fixed-step integrator and internal step
 PYTHONFMU_HORIZON = 1.0  # s: the Python-backed FMU is slow, and round-off agreement shows within a second
@@ -53,6 +60,10 @@ def _python_fmu(case) -> Path:
     return fmu_cache.python_fmu(case.arm_file, case.scenario.step)
 
 
+def _loop_fmu(case) -> Path:
+    return fmu_cache.loop_fmu(case.fmu_arm or case.model.arm, case.scenario)
+
+
 def _controllerfmu_file(case) -> Path:
     if case.scenario_file is None:
         raise ValueError("a scenario given as loaded data (no file) has no controller FMU")
@@ -61,7 +72,7 @@ def _controllerfmu_file(case) -> Path:
 
 # FMU kind -> its builder from a case (each cached by content, see flexfmu.harness.running.fmu_cache)
 FMU_BUILDERS: dict[str, Callable] = {"native": _native_fmu("fmi2"), "fmi3": _native_fmu("fmi3"),
-                                     "python": _python_fmu, "controller": _controllerfmu_file}
+                                     "python": _python_fmu, "controller": _controllerfmu_file, "loop": _loop_fmu}
 PER_ARM = ("native", "fmi3")  # FMU kinds that depend on the arm only, not on the scenario
 
 
@@ -90,6 +101,13 @@ class CaseSetup:
         return self.scenario.grid()
 
     @property
+    def reduced(self) -> bool:
+        """Whether the case's Model dropped modes of its flexible bodies (then the reduction's error is measured
+        against the unreduced arm)."""
+        reduction = self.model.reduction
+        return reduction is not None and any(not keep for body in reduction.bodies for *_, keep in body.modes)
+
+    @property
     def record(self) -> list[str]:
         """The compared outputs, then the validity envelope's quantities and flag."""
         compared = [name for name, _ in self.scenario.compared(self.model)]
@@ -106,21 +124,23 @@ class CaseSetup:
         under ``controller`` (the scenario's when None), recording the compared outputs and reporting to
         ``progress``."""
         grid = self.grid if horizon is None else self.grid[self.grid <= horizon + 1e-9]
-        return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid, self.scenario.initial,
-                       interface, self.record, progress)
+        return run_fmu(self.fmu(kind), self.model, controller or self.controller, grid,
+                       self.scenario.start_values(self.model), interface, self.record, progress)
 
 
 def case_setup(arm_path, scenario_name, duration: float | None = None, fmu_arm=None,
                shipped: dict | None = None) -> CaseSetup:
     """The :class:`CaseSetup` of the scenario ``scenario_name`` (name, file or loaded Scenario) on the arm
     ``arm_path`` (file or example name), its duration overridden by ``duration`` (s) when given; ``fmu_arm``
-    and ``shipped`` as for CaseSetup."""
+    and ``shipped`` as for CaseSetup. The scenario is checked against the arm's Model here, before anything
+    runs (ScenarioError naming every problem)."""
     loaded = isinstance(scenario_name, Scenario)
     scenario = scenario_name if loaded else load_scenario(scenario_name)
     if duration is not None:
-        scenario = dataclasses.replace(scenario, duration=duration)
+        scenario = scenario.with_duration(duration)
     arm_file = resolve_arm(arm_path)
     model = flexfmu.build_model(flexfmu.load_arm(arm_file))
+    scenario.check(model)
     return CaseSetup(arm_file, None if loaded else resolve_scenario(scenario_name), scenario, model,
                      scenario.build_controller(model), fmu_arm, dict(shipped or {}))
 
@@ -144,6 +164,11 @@ class Run:
         Run only this many seconds (None: the scenario's duration).
     applies : callable or None
         CaseSetup -> whether the run belongs to the case (None: always).
+    compared_with : tuple of str or None
+        The only runs it is compared with (None: every run), and the bound of those comparisons
+        (``bound``).
+    bound : str or None
+        The kind of bound of its comparisons with ``compared_with`` (``flexfmu.harness.reports.compare``).
     """
 
     name: str
@@ -152,10 +177,19 @@ class Run:
     needs: tuple = ()
     horizon: float | None = None
     applies: Callable | None = None
+    compared_with: tuple | None = None
+    bound: str | None = None
 
 
 def _reference(case: CaseSetup, progress, horizon):
     return reference_run(case.model, case.scenario, case.controller, progress=progress)
+
+
+def _full_reference(case: CaseSetup, progress, horizon):
+    """The reference of the unreduced arm, on the reduced Model's outputs (the scenario's controller built for
+    the full Model)."""
+    full = flexfmu.build_model(kind_of(case.model.arm).unreduced(case.model.arm))
+    return reference_run(full, case.scenario, case.scenario.build_controller(full), progress=progress)
 
 
 def _native(interface: str, kind: str = "native"):
@@ -166,6 +200,14 @@ def _python(case: CaseSetup, progress, horizon):
     return case.fmu_run("python", "cs", progress, horizon)
 
 
+def _loop(case: CaseSetup, progress, horizon):
+    loop = LoopCase.of(case.model, case.scenario, case.fmu("loop"))
+    result = (loop if horizon is None else loop.shortened(horizon)).trajectory({}, case.record)
+    if progress:  # optional, as for the other runs (a cross-check counts runs, not samples)
+        progress(len(result.time), len(result.time))
+    return result
+
+
 def _controller_fmu(case: CaseSetup, progress, horizon):
     with FmuController(case.fmu("controller"), case.controller.inputs, case.controller.outputs) as controller:
         return case.fmu_run("native", "cs", progress, horizon, controller)
@@ -173,11 +215,14 @@ def _controller_fmu(case: CaseSetup, progress, horizon):
 
 RUNS: dict[str, Run] = {run.name: run for run in (
     Run("reference", None, _reference),
+    Run("full-reference", None, _full_reference, applies=lambda case: case.reduced,
+        compared_with=("reference",), bound=REDUCTION),
     Run("native-cs", FMU_SCHEME, _native("cs"), ("native",)),
     Run("native-me", None, _native("me"), ("native",)),
     Run("fmi3-cs", FMU_SCHEME, _native("cs", "fmi3"), ("fmi3",)),
     Run("fmi3-me", None, _native("me", "fmi3"), ("fmi3",)),
     Run("pythonfmu-cs", FMU_SCHEME, _python, ("python",), horizon=PYTHONFMU_HORIZON),
+    Run("loop-fmu", FMU_SCHEME, _loop, ("loop",)),
     Run("controller-fmu", FMU_SCHEME, _controller_fmu, ("native", "controller"),
         applies=lambda case: not case.controller.open_loop),
 )}
@@ -192,7 +237,7 @@ def execute_run(case: CaseSetup, name: str) -> tuple:
             case.fmu(kind)
         horizon = None if run.horizon is None or run.horizon >= case.scenario.duration else run.horizon
         began = time.perf_counter()
-        result = run.execute(case, Progress(f"{case.model.arm.name}/{case.scenario.name}: {name}"), horizon)
+        result = run.execute(case, None, horizon)
         return result, time.perf_counter() - began
     except Exception as error:  # recorded in the report; the other runs go on
         return f"{type(error).__name__}: {error}", None
@@ -230,7 +275,40 @@ def run_case(arm_path, scenario_name, out: Path, duration: float | None = None,
         The case's entry of the report (see :func:`assemble_case`).
     """
     case = case_setup(arm_path, scenario_name, duration, fmu_arm)
-    return assemble_case(case, {name: execute_run(case, name) for name in case_runs(case, runs)}, out)
+    count = RunCount(len(case_runs(case, runs)))
+    entry = run_setup(case, out, runs, count)
+    count.finish()
+    return entry
+
+
+def run_setup(case: CaseSetup, out: Path, runs=tuple(RUNS), progress=None) -> dict:
+    """The report entry of the set-up ``case``: its runs of ``runs`` made here, compared and plotted into
+    ``out``; ``progress``, when given, is told as each run starts (``progress.step(what)``)."""
+    outcomes = {}
+    for name in case_runs(case, runs):
+        if progress is not None:
+            progress.step(f"{case.model.arm.name}/{case.scenario.name}: {name}")
+        outcomes[name] = execute_run(case, name)
+    return assemble_case(case, outcomes, out)
+
+
+class RunCount:
+    """A cross-check's progress in runs, shown from the start: ``step(what)`` as each run starts."""
+
+    def __init__(self, total: int):
+        self.bar, self.total, self.done = Progress("crosscheck", unit="run"), total, -1
+
+    def step(self, what: str = "") -> None:
+        """One more run started (the previous one done); ``what`` names it."""
+        self.done += 1
+        if self.done == 0:
+            self.bar.begin(self.total, what)
+        else:
+            self.bar(self.done, self.total, what)
+
+    def finish(self) -> None:
+        """Every run done."""
+        self.bar(self.total, self.total)
 
 
 def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
@@ -249,7 +327,8 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     dict
         arm, scenario, description, seconds and horizon per run, errors of runs that failed,
         comparisons, the validity envelope (:func:`flexfmu.harness.reports.envelope.envelope_summary`, None for a
-        rigid arm), the reference's figures (tracking, torques) and the plot files.
+        rigid arm), the reference's figures (tracking, torques) and the plot files (None when the reference
+        run failed: then nothing is plotted).
     """
     model, scenario = case.model, case.scenario
     results = {name: result for name, (result, seconds) in outcomes.items() if seconds is not None}
@@ -257,16 +336,19 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     units = dict(zip(model.output_names, model.output_units))
     comparisons = compare_runs(results, scenario.compared(model), {name: RUNS[name].scheme for name in results},
-                               units, {signal.name: signal.group for signal in model.output_table})
+                               units, {signal.name: signal.group for signal in model.output_table},
+                               {name: (RUNS[name].compared_with, RUNS[name].bound) for name in results
+                                if RUNS[name].compared_with is not None})
     label = f"{model.arm.name}/{scenario.name}"
     entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
              "runs": {name: outcomes[name][1] for name in results},
              "horizons": {name: float(result.time[-1]) for name, result in results.items()},
              "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
-             "envelope": envelope_summary(model, results, scenario.initial), "figures": {},
-             "plot": plot_file(model.arm.name, scenario.name),
-             "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
+             "envelope": envelope_summary(model, results, scenario.start_values(model)), "figures": {},
+             "plot": None, "scenario_plot": None}
     if "reference" in results:
+        entry |= {"plot": plot_file(model.arm.name, scenario.name),
+                  "scenario_plot": plot_file(model.arm.name, scenario.name, "scenario")}
         compared = [name for name, _ in scenario.compared(model)]
         plot_runs(results, compared, "reference", out / entry["plot"], f"{label}: {scenario.description}", units)
         reference = None if case.controller.open_loop else scenario.reference(model)
@@ -298,10 +380,19 @@ def crosscheck(cases: list[tuple[Path, str]], out: Path, duration: float | None 
     -------
     dict
         The report (as written to report.json).
+
+    Raises
+    ------
+    ScenarioError
+        If a scenario does not fit its arm: every case is set up, and its scenario checked against the arm's
+        Model, before anything runs or is written.
     """
     start = time.perf_counter()
     if campaign is None:
-        results = [run_case(arm_path, scenario, out, duration, runs=runs) for arm_path, scenario in cases]
+        setups = [case_setup(arm_path, scenario, duration) for arm_path, scenario in cases]  # all checked first
+        count = RunCount(sum(len(case_runs(case, runs)) for case in setups))
+        results = [run_setup(case, out, runs, count) for case in setups]
+        count.finish()
     else:
         from flexfmu.harness.campaigns.campaign import dask_client
 
@@ -361,8 +452,21 @@ def crosscheck_on(client, cases: list[tuple[Path, str]], out: Path, duration: fl
                 shipped[kind] = builds[key]
             futures.append(client.submit(_remote_run, case.arm_file, case.scenario_source, duration, name, shipped,
                                          pure=False, priority=5 if name == "native-me" else 0))
-    outcomes = iter([_outcome(future) for future in futures])
+    outcomes = iter(_outcomes(futures))
     return [assemble_case(case, {name: next(outcomes) for name in case_runs(case, runs)}, out) for case in setups]
+
+
+def _outcomes(futures: list) -> list[tuple]:
+    """The outcomes of the runs' ``futures`` in their order, counted in runs as they finish."""
+    from dask.distributed import as_completed
+
+    bar = Progress("crosscheck", unit="run")
+    bar.begin(len(futures))
+    done = {}
+    for count, future in enumerate(as_completed(futures), start=1):
+        done[future.key] = _outcome(future)
+        bar(count, len(futures))
+    return [done[future.key] for future in futures]
 
 
 def all_cases() -> list[tuple[Path, str]]:

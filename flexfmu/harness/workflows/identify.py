@@ -28,14 +28,13 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 
+from flexfmu.codegen.native import c_compiler
 from flexfmu.control.identification import Z95, Fit, Identification
 from flexfmu.control.measurements import read_experiment
 from flexfmu.control.open_loop import OpenLoopRun
 from flexfmu.harness.reports.plots import save_figure, thinned
-from flexfmu.harness.running.compiled_function import compiled_function
 from flexfmu.spec.load import read_arm_file
 from flexfmu.spec.write import to_toml, with_fields
-from flexfmu.targets.build import BuildError, compiler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -89,9 +88,9 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     integrator : str
         The FMU's integrator.
     compile : bool
-        Compile the runs' per-step pieces to C (``flexfmu.harness.running.compiled_function``, cached by
-        content; ten times faster runs, the compiler paid once per arm, step and parameter set); without a C
-        compiler the runs stay in CasADi's virtual machine, as without ``compile``.
+        Compile the runs' per-step pieces to C (``flexfmu.codegen.native``, cached per machine; ten times
+        faster runs, the compiler paid once per arm, step and parameter set); without a C compiler the runs
+        stay in CasADi's virtual machine, as without ``compile``.
     start : dict, optional
         Starting values of fitted parameters by name (default: the arm file's).
     announce : callable
@@ -107,10 +106,11 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     experiments = [read_experiment(path, model) for path in data]
     held_out = [read_experiment(path, model) for path in validate]
     x0 = model.start_state if initial_state is None else np.asarray(initial_state, float)
-    compile = compile and _compiler_present(announce)
+    if compile and c_compiler() is None:
+        announce("no C compiler: the runs are evaluated in CasADi's virtual machine (about ten times slower)")
     identification = Identification(model, experiments, names, start, fit_initial=fit_initial,
                                      initial_states=[x0] * len(experiments), integrator=integrator,
-                                     compile=compiled_function if compile else None)
+                                     native=compile)
     announce(f"fitting {', '.join(names)} of {model.arm.name} to {len(experiments)} experiment(s), "
              f"{sum(len(e.time) for e in experiments)} samples")
     fit = identification.fit(progress=lambda r, cost: announce(f"  round {r}: weighted cost {cost:.6g}"))
@@ -126,7 +126,7 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
     validations = []
     for experiment in held_out:
         run = OpenLoopRun(model, experiment.sample_step, len(experiment.time), list(experiment.outputs), [],
-                          integrator=integrator, compile=compiled_function if compile else None)
+                          integrator=integrator, native=compile)
         predictions = {label: dict(zip(experiment.outputs, run.outputs(x0, experiment.inputs, p).T))
                        for label, p in (("nominal", model.nominal_parameters), ("calibrated", calibrated))}
         validations.append(Validation(experiment.source, *(
@@ -144,15 +144,6 @@ def identify(model, arm, data: list, names: list[str], out, validate: list = (),
                             time.perf_counter() - began)
     _write_report(out, model, result)
     return result
-
-
-def _compiler_present(announce) -> bool:
-    try:
-        compiler()
-    except BuildError:
-        announce("no C compiler: the runs are evaluated in CasADi's virtual machine (about ten times slower)")
-        return False
-    return True
 
 
 def calibrated_fields(model, estimate: dict[str, float]) -> dict[str, float]:

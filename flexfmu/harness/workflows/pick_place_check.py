@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.controllers import SampledController
+from flexfmu.control.cost import end_effector
 from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.control.reference_kinds import delta_kinematics
-from flexfmu.harness.reports.figures import end_effector
+from flexfmu.harness.reports.envelope import envelope_lines, envelope_outputs, envelope_summary
 from flexfmu.harness.reports.plots import plot_pick_place
 from flexfmu.harness.running.fmu_cache import native_fmu
 from flexfmu.harness.running.runner import run_fmu
@@ -54,6 +55,7 @@ class PickPlaceCheck:
     final_platform_error_m: float
     baseline: str
     coefficients: list[float]
+    envelope: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -97,16 +99,20 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     settle : float, optional
         How long both runs go on after the move, s (the scenario's time after its move when None).
     progress : callable, optional
-        ``progress(iteration, iterations, residual)`` after each planner step.
+        ``progress(iteration, iterations, residual)`` when the planning starts (iteration 0, once the scenario
+        is checked; residual NaN) and after each planner step.
 
     Returns
     -------
     PickPlaceCheck
     """
     moves = moves_of(scenario, model, settings)
+    scenario.check(model)
     duration = scenario.duration if settle is None else moves.move_time + settle
     law = scenario.law(model)
     gains = law.gain_vector()
+    if progress is not None:
+        progress(0, settings.iterations, float("nan"))  # checked: the planning starts
     plan = plan_pick_place(model, moves, law, gains, scenario.initial_state(model), duration, scenario.step,
                            settings, progress)
     out.mkdir(parents=True, exist_ok=True)
@@ -115,8 +121,9 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
     fmu = out / "plant.fmu"
     shutil.copyfile(native_fmu(model.arm), fmu)
     record = end_effector(model)
-    start = dict(scenario.initial)
-    runs = {name: run_fmu(fmu, model, SampledController(law, gains, reference), grid, start, record=record)
+    start = scenario.start_values(model)
+    runs = {name: run_fmu(fmu, model, SampledController(law, gains, reference), grid, start,
+                          record=record + envelope_outputs(model))
             for name, reference in (("plan", plan.reference()), ("baseline", scenario.reference(model)))}
     residual = {name: residual_tip_vibration(model, run, moves.move_time) for name, run in runs.items()}
     final = np.array([runs["plan"][name][-1] for name in record])
@@ -133,6 +140,7 @@ def pick_place_on_fmu(model, scenario, out: Path, settings: PickPlaceSettings = 
         final_platform_error_m=float(np.linalg.norm(final - moves.platform_path(plan.coefficients, [duration])[:, 0])),
         baseline=f"scenario {scenario.name}: septic inverted U under {law.kind}",
         coefficients=plan.coefficients.tolist(),
+        envelope=envelope_summary(model, runs, start),
     )
     (out / "plan.json").write_text(json.dumps(asdict(check), indent=2))
     commanded = tuple(moves.platform_path(c, grid) for c in (plan.coefficients, np.zeros(moves.size)))
@@ -191,5 +199,5 @@ for {s.settle_s:.3g} s after the move:
 At the end of the run the platform is {1e3 * s.final_platform_error_m:.2f} mm from the commanded end point:
 its static sag under gravity.
 
-![plan](plan.png)
+{chr(10).join(envelope_lines(s.envelope))}![plan](plan.png)
 """

@@ -6,9 +6,9 @@ plant FMU's co-simulation interface for the move plus a settling time. Its
 residual tip vibration after the move (RMS distance of the tip from its mean
 position) is compared with paper 004's quintic trajectory under computed
 torque (kp 36, kd 12) with the same move time, run through the same FMU.
-Writes ``plan.json``, ``report.md``, ``plan.png``, ``torques.csv`` and
-``plant.fmu``; the result passes when the plan leaves at least 10 times less
-residual vibration.
+Writes ``plan.json``, ``report.md``, ``plan.png``, ``torques.csv``,
+``plant.fmu`` and IPOPT's iteration log ``ipopt.log``; the result passes when
+the plan leaves at least 10 times less residual vibration.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from flexfmu.control.laws import build_law, rigid_selection
 from flexfmu.control.planning import PlanSettings, held_goal_is_stable, plan_motion
 from flexfmu.control.references import quintic_reference
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, TIP_POSITION
+from flexfmu.harness.reports.envelope import envelope_lines, envelope_outputs, envelope_summary
 from flexfmu.harness.reports.plots import plot_plan
 from flexfmu.harness.running.runner import run_fmu
 from flexfmu.harness.workflows.verify import residual_tip_vibration
@@ -57,6 +58,7 @@ class PlanCheck:
     final_joint_error_rad: list[float]
     goal_stable_under_held_torque: bool
     baseline: str
+    envelope: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -64,7 +66,7 @@ class PlanCheck:
 
 
 def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, sample_step: float = 1e-3,
-                progress: bool = True) -> PlanCheck:
+                progress: bool = False) -> PlanCheck:
     """Plan ``settings`` for ``model``, replay it and the baseline through the
     exported FMU, write the files into ``out`` and return the figures.
 
@@ -79,22 +81,23 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
     sample_step : float
         The controller sample and FMU communication step, s.
     progress : bool
-        Print IPOPT's iteration log.
+        Print IPOPT's iteration log as well (it always goes to ``ipopt.log``).
 
     Returns
     -------
     PlanCheck
     """
-    began = time.perf_counter()
-    plan = plan_motion(model, settings, sample_step, progress=progress)
-    plan_s = time.perf_counter() - began
     out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    plan = plan_motion(model, settings, sample_step, progress=progress, log_file=out / "ipopt.log")
+    plan_s = time.perf_counter() - began
     write_torques(out / "torques.csv", model.inputs, plan)
     duration = settings.move_time + settle
     fmu = export_fmu(model, out / "plant.fmu", ExportSettings(communication_step=sample_step,
                                                               stop_time=duration)).path
     grid = np.linspace(0.0, duration, int(round(duration / sample_step)) + 1)
-    signals = model.outputs_of(TIP_POSITION) + model.outputs_of(DEFLECTION) + model.outputs_of(JOINT_ANGLE)
+    signals = (model.outputs_of(TIP_POSITION) + model.outputs_of(DEFLECTION) + model.outputs_of(JOINT_ANGLE)
+               + envelope_outputs(model))
     start = rest_coordinates(model, settings.start)
     replay = run_fmu(fmu, model, HeldInputs.from_csv(out / "torques.csv", model.inputs), grid, start, record=signals)
     baseline = run_fmu(fmu, model, baseline_controller(model, settings), grid, start, record=signals)
@@ -112,6 +115,7 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
                                for name, goal in zip(model.outputs_of(JOINT_ANGLE), settings.goal)],
         goal_stable_under_held_torque=held_goal_is_stable(model, plan),
         baseline=f"quintic reference, computed torque kp {BASELINE_GAINS['kp']}, kd {BASELINE_GAINS['kd']}",
+        envelope=envelope_summary(model, {"plan": replay, "baseline": baseline}, start),
     )
     (out / "plan.json").write_text(json.dumps(asdict(check), indent=2))
     plot_plan(replay, baseline, model, settings.move_time, out / "plan.png",
@@ -169,5 +173,5 @@ the {s.baseline}, over the {s.settle_s} s after the move:
 Final joint-angle error of the replay: {', '.join(f'{v:.2e}' for v in s.final_joint_error_rad)} rad.
 The goal is {'a stable' if stable else 'an UNSTABLE'} rest under the held torque{'' if stable else ' (the open-loop replay drifts away from it; use the plan as feedforward with feedback)'}.
 
-![plan](plan.png)
+{chr(10).join(envelope_lines(s.envelope))}![plan](plan.png)
 """

@@ -3,14 +3,22 @@
 The cost (``flexfmu.control.cost``) of the sampled closed loop, discretised
 as the exported FMU runs it, is minimised with its exact adjoint gradient
 (``flexfmu.control.tuning``), by default subject to tracking no worse than
-with the scenario's gains. With several starts (``starts``), each is a task
-of a campaign on Dask workers and the best result that keeps the limits
-wins. Then the plant FMU is exported with the same integrator and step and
+with the scenario's gains, and always over a horizon that covers the
+settling after the move, with the law's position gains kept away from zero
+and the loop kept stable at rest along the move with at least half the
+scenario's gains' margin (the rules of ``flexfmu.control.tuning``). With
+several starts (``starts``), each is a task of a campaign on Dask workers,
+and each start's tuned gains are run at once through the scenario's
+closed-loop FMU (``flexfmu.targets.loop``, the compiled loop, one run for
+all three terms): the best start whose FMU run keeps the limits and whose
+tuning keeps the margin wins. Then the plant FMU is exported with the same
+integrator and step and
 both gain sets are run through it, so the report shows what the FMU does
 next to what the optimiser predicted, term by term: tracking, vibration and
 effort apart, and the peak tracking error. Writes ``tuned.json``,
 ``report.md``, ``tuning.png`` and ``plant.fmu``; the result passes when the
-FMU's cost agrees with the prediction to 1 % and every limit holds on the FMU.
+FMU's cost agrees with the prediction to 1 %, every limit holds on the FMU and
+the tuned loop keeps its stability margin.
 """
 
 from __future__ import annotations
@@ -24,9 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.closed_loop import ClosedLoop
-from flexfmu.control.cost import CostWeights, cost_terms
-from flexfmu.control.tuning import TuningError, tune
+from flexfmu.control.cost import TERMS, CostWeights, cost_terms, weight_vector
+from flexfmu.control.laws import LAWS
+from flexfmu.control.run_figures import term_figure
+from flexfmu.control.tuning import TuningError, gain_bounds, required_decay, tune, tuning_horizon
 from flexfmu.dynamics.metadata import JOINT_ANGLE
+from flexfmu.harness.reports.envelope import envelope_lines, envelope_summary
 from flexfmu.harness.reports.plots import plot_before_after
 from flexfmu.harness.reports.tables import write_table
 from flexfmu.harness.workflows.verify import fmu_closed_loop
@@ -67,15 +78,27 @@ class TuneCheck:
     integrator: str
     internal_step_s: float
     cost_history: list[float]
+    bounds: dict
+    decay_before: float
+    decay_after: float
+    decay_required: float
+    horizon_s: float
+    envelope: dict | None = None
+
+    @property
+    def margin_kept(self) -> bool:
+        """Whether the tuned loop decays at least as fast as required at every pose along the move."""
+        return self.decay_after >= self.decay_required * (1 - 1e-6)
 
     @property
     def passed(self) -> bool:
-        return self.fmu_vs_prediction_relative <= AGREEMENT and self.limits_kept
+        return self.fmu_vs_prediction_relative <= AGREEMENT and self.limits_kept and self.margin_kept
 
 
 def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeights = CostWeights(),
                 integrator: str = "rk4", max_iterations: int = 30, progress=None, announce=print,
-                limits: dict | None = None, starts: int = 1, campaign=None) -> TuneCheck:
+                limits: dict | None = None, starts: int = 1, campaign=None,
+                duration: float | None = None) -> TuneCheck:
     """Tune the gains ``names`` of ``scenario``'s law on ``model``, check both
     gain sets on the exported FMU, write the files into ``out``.
 
@@ -106,26 +129,45 @@ def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeigh
         factor drawn log-uniformly from [1/4, 4], seeded), each a campaign task.
     campaign : CampaignSettings, optional
         Where the starts run (a local Dask cluster when None and ``starts`` > 1).
+    duration : float, optional
+        The tuning horizon, s (the scenario's duration when None); it must cover the move and its settling
+        (:func:`flexfmu.control.tuning.tuning_horizon`).
 
     Returns
     -------
     TuneCheck
+
+    Raises
+    ------
+    TuningError
+        If a name is not a gain of the law, the horizon cuts the settling after the move, or the scenario's gains
+        are not stable along it.
     """
+    unknown = [name for name in names if name not in scenario.controller_kind.gains]
+    if unknown or not names:
+        raise TuningError(f"--params: {', '.join(unknown) or 'nothing'} is not a gain of {scenario.controller['kind']}; "
+                          f"its gains: {', '.join(scenario.controller_kind.gains)}")
+    scenario = tuning_horizon(scenario, duration)
     law = scenario.law(model)
-    loop = _loop(model, scenario, weights, integrator)
-    announce(f"tuning {', '.join(names)} of {law.kind} on {model.arm.name} / {scenario.name} "
-             f"({len(loop.time)} samples, {integrator} h = {loop.internal_step:.4g} s)")
     initial = dict(law.gains)
+    gains_box = gain_bounds(initial, names, LAWS[law.kind].position_gains)
+    loop = _loop(model, scenario, weights, integrator)
+    decay = required_decay(loop, initial)
+    announce(f"tuning {', '.join(names)} of {law.kind} on {model.arm.name} / {scenario.name} over "
+             f"{scenario.duration:g} s ({len(loop.time)} samples, {integrator} h = {loop.internal_step:.4g} s), "
+             f"SLSQP, keeping {', '.join(f'{k} in [{lo:.4g}, {hi:.4g}]' for k, (lo, hi) in gains_box.items())} and "
+             f"a decay rate of at least {decay:.3g} 1/s at rest along the move")
     bounds = _limits(loop, initial, DEFAULT_LIMITS if limits is None else limits)
     began = time.perf_counter()
     if starts <= 1:
-        result = tune(loop, initial, names, max_iterations=max_iterations, progress=progress, limits=bounds)
+        result = tune(loop, initial, names, gains_box, max_iterations=max_iterations, progress=progress,
+                      limits=bounds, decay=decay)
         terms = loop.terms(list(result.tuned.values()))
         tried = [{"start": initial, "tuned": result.tuned, "cost": result.cost_tuned, "status": "ok", "error": "",
                   "limits_kept": all(terms[term] <= bound * (1 + 1e-6) for term, bound in bounds.items())}]
     else:
         result, tried = _multi_start(model, scenario, names, out, weights, integrator, max_iterations, bounds, starts,
-                                     campaign, announce)
+                                     campaign, announce, gains_box, decay)
     tuning_s = time.perf_counter() - began
     start_gains, tuned_gains = list(initial.values()), list(result.tuned.values())
     predicted_before = loop.cost(start_gains)
@@ -152,7 +194,10 @@ def tune_on_fmu(model, scenario, names: list[str], out: Path, weights: CostWeigh
         limits=bounds, limits_kept=all(terms_after[term] <= bound * (1 + AGREEMENT) for term, bound in bounds.items()),
         starts=tried, iterations=len(result.history) - 1, evaluations=result.evaluations,
         optimiser_message=result.message, tuning_s=tuning_s, integrator=integrator,
-        internal_step_s=loop.internal_step, cost_history=result.history,
+        internal_step_s=loop.internal_step, cost_history=result.history, bounds=gains_box,
+        decay_before=loop.decay_rate(start_gains), decay_after=loop.decay_rate(tuned_gains), decay_required=decay,
+        horizon_s=scenario.duration,
+        envelope=envelope_summary(model, {"before": before, "after": after}, scenario.start_values(model)),
     )
     (out / "tuned.json").write_text(json.dumps(asdict(check), indent=2))
     plot_before_after(before, after, model, reference, result.history, out / "tuning.png",
@@ -207,7 +252,8 @@ def start_points(gains: dict, names: list[str], count: int, seed: int = 0) -> li
 
 @dataclass(frozen=True)
 class StartSetup:
-    """What every start of a multi-start tuning shares (sent to each worker once)."""
+    """What every start of a multi-start tuning shares (sent to each worker once): the tuning's settings,
+    and the closed-loop FMU (an FmuFile) with its LoopCase that checks each start's tuned gains."""
 
     arm: object
     scenario: object
@@ -216,11 +262,16 @@ class StartSetup:
     integrator: str
     max_iterations: int
     limits: tuple  # (term, bound) pairs
+    bounds: tuple  # (gain, (low, high)) pairs
+    decay: float  # the slowest decay rate to keep, 1/s
+    case: object
+    fmu: object
 
 
 def tune_start(point: dict, setup: StartSetup) -> dict:
-    """Tune from the gains ``point`` on a worker; returns the tuned gains (``tuned.NAME``), the
-    predicted cost and terms, and whether the limits hold.
+    """Tune from the gains ``point`` on a worker and run the tuned gains through the closed-loop FMU; returns the
+    tuned gains (``tuned.NAME``), the predicted cost, the FMU's cost (``fmu cost``) and terms, and whether the
+    limits hold on the FMU and the tuning kept the stability margin.
 
     Parameters
     ----------
@@ -230,37 +281,49 @@ def tune_start(point: dict, setup: StartSetup) -> dict:
     """
     loop = _cached_loop(setup.arm, setup.scenario, setup.weights, setup.integrator)
     limits = dict(setup.limits)
-    result = tune(loop, point, list(setup.names), max_iterations=setup.max_iterations, limits=limits)
-    terms = loop.terms(list(result.tuned.values()))
-    kept = all(terms[term] <= bound * (1 + 1e-6) for term, bound in limits.items())
+    result = tune(loop, point, list(setup.names), dict(setup.bounds), max_iterations=setup.max_iterations,
+                  limits=limits, decay=setup.decay)
+    run = setup.case.at(setup.fmu.path()).run({f"controller.{name}": value for name, value in result.tuned.items()})
+    terms = {term: run.outputs[term_figure(term)] for term in TERMS}
+    kept = all(terms[term] <= bound * (1 + 1e-6) for term, bound in limits.items()) and \
+        result.decay_tuned >= setup.decay * (1 - 1e-6)
     return ({f"tuned.{name}": value for name, value in result.tuned.items()}
-            | {"cost": result.cost_tuned, "limits_kept": kept, "iterations": len(result.history) - 1}
+            | {"cost": result.cost_tuned, "fmu cost": float(weight_vector(setup.weights) @ list(terms.values())),
+               "limits_kept": kept, "iterations": len(result.history) - 1}
             | {f"{term}": value for term, value in terms.items()})
 
 
 def _multi_start(model, scenario, names, out, weights, integrator, max_iterations, limits, starts, campaign,
-                 announce):
+                 announce, bounds, decay):
     """The best of ``starts`` tunings (lowest cost among those keeping the limits), as a TuningResult,
     and every start's row."""
     from flexfmu.control.tuning import TuningResult
-    from flexfmu.harness.campaigns.campaign import CampaignSettings, run_campaign
+    from flexfmu.harness.campaigns.campaign import CampaignSettings, FmuFile, run_campaign
+    from flexfmu.harness.running.fmu_cache import loop_fmu
+    from flexfmu.harness.running.loop_case import LoopCase
+    from flexfmu.targets.platforms import host_platform
 
     law = scenario.law(model)
     points = start_points(dict(law.gains), names, starts)
-    announce(f"{starts} starts as a campaign (table in {out / 'starts'})")
+    step = _loop(model, scenario, weights, integrator).internal_step
+    fmu = loop_fmu(model.arm, scenario, ExportSettings(integrator=integrator, internal_step=step,
+                                                       platforms=(host_platform(),)))
+    announce(f"{starts} starts as a campaign, each checked on the closed-loop FMU (table in {out / 'starts'})")
     setup = StartSetup(model.arm, scenario, tuple(names), weights, integrator, max_iterations,
-                       tuple(limits.items()))
-    rows = run_campaign(points, tune_start, out / "starts", campaign or CampaignSettings(), "tuning starts", (setup,))
+                       tuple(limits.items()), tuple(bounds.items()), decay,
+                       LoopCase.of(model, scenario, fmu, integrator, step), FmuFile.of(fmu))
+    rows = run_campaign(points, tune_start, out / "starts", campaign or CampaignSettings(), "tuning starts", (setup,),
+                        batch=1)
     write_table(rows, out / "starts" / "results.csv")
     good = [row for row in rows if row["status"] == "ok" and row["limits_kept"]] or \
         [row for row in rows if row["status"] == "ok"]
     if not good:
         raise TuningError(f"every one of the {starts} starts failed; the first: {rows[0]['error']}")
-    best = min(good, key=lambda row: row["cost"])
+    best = min(good, key=lambda row: row["fmu cost"])
     tried = [{"start": {name: row[name] for name in law.gains}, "tuned": {name: row.get(f"tuned.{name}") for name in
                                                                           law.gains},
-              "cost": row.get("cost"), "limits_kept": row.get("limits_kept"), "status": row["status"],
-              "error": row["error"]} for row in rows]
+              "cost": row.get("cost"), "fmu_cost": row.get("fmu cost"), "limits_kept": row.get("limits_kept"),
+              "status": row["status"], "error": row["error"]} for row in rows]
     tuned = {name: best[f"tuned.{name}"] for name in law.gains}
     return TuningResult(list(names), {name: best[name] for name in law.gains}, tuned, float("nan"), best["cost"],
                         f"best of {starts} starts", [best["cost"]], 0), tried
@@ -275,9 +338,11 @@ def _report(s: TuneCheck) -> str:
         f"{100 * (s.terms_after[term] / s.terms_before[term] - 1):+.1f} % | "
         f"{'<= ' + format(s.limits[term], '.4g') if term in s.limits else ''} |" for term in units)
     limits = ", ".join(f"{term} <= {bound:.4g}" for term, bound in s.limits.items()) or "none"
+    bounds = ", ".join(f"{name} in [{low:.4g}, {high:.4g}]" for name, (low, high) in s.bounds.items())
     worse = [term for term in units if s.terms_after[term] > s.terms_before[term] * (1 + AGREEMENT)]
     warning = (f"\n**Worse after tuning: {', '.join(worse)}.** Bound it with `--limit TERM=before` if that "
                f"matters.\n" if worse else "")
+    envelope = "\n".join(envelope_lines(s.envelope))
     return f"""# Tuning {s.law} on {s.arm} / {s.scenario}
 
 Tuned: {', '.join(s.tuned)}, with the exact adjoint gradient of the sampled
@@ -286,8 +351,14 @@ closed loop ({s.integrator}, internal step {s.internal_step_s:.4g} s, as in the 
 {s.tuning_s:.1f} s. Optimiser: {s.optimiser_message}.
 
 Cost weights: tracking {s.weights['tracking']}, vibration {s.weights['vibration']},
-effort {s.weights['effort']} (see `flexfmu/control/cost.py`). Limits: {limits}
-({'kept' if s.limits_kept else '**not kept**'} on the FMU).
+effort {s.weights['effort']} (see `flexfmu/control/cost.py`), over {s.horizon_s:g} s: the move and the
+settling after it. Limits: {limits} ({'kept' if s.limits_kept else '**not kept**'} on the FMU).
+
+Rules that keep the tuning honest (`flexfmu/control/tuning.py`): gains within {bounds} (position
+feedback kept), and the sampled loop, linearised at rest at poses along the move, decaying at least
+half as fast as with the scenario's gains: slowest decay rate {s.decay_before:.3g} 1/s before,
+{s.decay_after:.3g} 1/s after, required {s.decay_required:.3g} 1/s
+({'kept' if s.margin_kept else '**not kept**'}).
 
 | gain | before | after |
 |---|---|---|
@@ -308,5 +379,5 @@ What the FMU does with each gain set (cost terms unweighted):
 Largest relative difference between the FMU and the prediction:
 {s.fmu_vs_prediction_relative:.2e} (allowed: {AGREEMENT:g}).
 
-![before and after](tuning.png)
+{envelope}![before and after](tuning.png)
 """

@@ -14,12 +14,13 @@ import numpy as np
 from flexfmu.control.controllers import SampledController
 from flexfmu.control.cost import CostWeights, cost_signals, run_cost
 from flexfmu.dynamics.metadata import PLATFORM_POSITION, TIP_POSITION
+from flexfmu.harness.reports.envelope import envelope_outputs
 from flexfmu.harness.running.runner import run_fmu
 
 
 def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = CostWeights()):
     """(cost, Result) of the scenario's closed loop through the FMU at ``path``
-    with ``gains`` (in the law's order).
+    with ``gains`` (in the law's order); the Result records the cost's signals and the validity envelope.
 
     Parameters
     ----------
@@ -37,7 +38,8 @@ def fmu_closed_loop(path, model, scenario, law, gains, weights: CostWeights = Co
     """
     reference = scenario.reference(model)
     controller = SampledController(law, np.asarray(gains, float), reference)
-    result = run_fmu(path, model, controller, scenario.grid(), scenario.initial, record=cost_signals(model))
+    result = run_fmu(path, model, controller, scenario.grid(), scenario.start_values(model),
+                     record=cost_signals(model) + envelope_outputs(model))
     return run_cost(model, result, reference, weights, scenario.step), result
 
 

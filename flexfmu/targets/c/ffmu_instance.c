@@ -536,9 +536,10 @@ static const char *model_problem(work_sizes *ws)
     const ffmu_model *m = &FFMU_MODEL;
     ws->arg = ws->res = ws->iw = ws->w = 0;
     if (!m->guid) return "the model has no GUID";
-    if (m->nq < 0 || m->nx != 2 * m->nq || m->nu < 0 || m->ny < 0 || m->np < 0 || m->nc < 0)
+    if (m->nq < 0 || m->nd < 0 || m->nx != 2 * m->nq + m->nd || m->nu < 0 || m->ny < 0 || m->np < 0 || m->nc < 0)
         return "the model sizes are inconsistent";
-    if ((m->np > 0 && (!m->parameter_start || !m->parameter_tunable)) || (m->nx > 0 && !m->state_start))
+    if ((m->np > 0 && (!m->parameter_start || !m->parameter_tunable)) || (m->nx > 0 && !m->state_start)
+        || (m->nu > 0 && !m->input_start))
         return "the model has no start values";
     if (!isfinite(m->internal_step) || m->internal_step <= 0) return "the internal step is not positive";
     if (!add_function(&m->constants, 1, 1, ws)) return "the model function 'constants' is missing or invalid";
@@ -627,7 +628,7 @@ void ffmu_reset(ffmu_instance *in)
     const ffmu_model *m = &FFMU_MODEL;
     int i;
     for (i = 0; i < m->nx; ++i) in->x[i] = m->state_start[i];
-    for (i = 0; i < m->nu; ++i) in->u[i] = 0.0; /* inputs have start 0 */
+    for (i = 0; i < m->nu; ++i) in->u[i] = m->input_start[i]; /* what holds the arm at its start pose */
     for (i = 0; i < m->np; ++i) in->p[i] = m->parameter_start[i];
     memset(&in->run, 0, sizeof in->run);
     in->run.state = FFMU_ST_INSTANTIATED;
@@ -827,7 +828,7 @@ int ffmu_no_variables(ffmu_instance *in, const char *fn, const ffmu_vr vr[], siz
 
 /* Unknowns: outputs, derivatives of states and accelerations. The derivative
  * of q_k is qd_k (state nq + k), so the state vr nq + k as an unknown stands
- * for der(q_k) = xdot[k]; q_k itself is no unknown. Returns the index into
+ * for der(q_k) = xdot[k]; q_k itself and discrete states are no unknowns. Returns the index into
  * xdot (*is_output = 0) or y (*is_output = 1), -1 if vr is no unknown. */
 static int unknown_index(ffmu_vr vr, int *is_output)
 {
@@ -836,7 +837,7 @@ static int unknown_index(ffmu_vr vr, int *is_output)
     *is_output = 0;
     switch (classify(vr, &k)) {
     case VK_OUTPUT: *is_output = 1; return k;
-    case VK_STATE: return k >= nq ? k - nq : -1;
+    case VK_STATE: return k >= nq && k < 2 * nq ? k - nq : -1; /* a discrete state is no unknown */
     case VK_ACCELERATION: return nq + k;
     default: return -1;
     }

@@ -156,17 +156,20 @@ static mxArray *info(void)
     const char *fields[] = {
         "name", "guid", "nq", "nx", "nu", "ny", "np", "integrator", "internal_step", "sample_time",
         "state_names", "state_units", "input_names", "input_units", "output_names", "output_units",
-        "parameter_names", "parameter_units", "parameter_nominal", "parameter_tunable"};
+        "parameter_names", "parameter_units", "parameter_nominal", "parameter_tunable", "state_start", "input_start"};
     const ffmu_model *m = &FFMU_MODEL;
     const ffmu_matlab_data *d = &FFMU_MATLAB;
     mxArray *s = mxCreateStructMatrix(1, 1, (int)(sizeof fields / sizeof fields[0]), fields);
     mxArray *nominal = column(m->np), *tunable = mxCreateLogicalMatrix((mwSize)m->np, 1);
+    mxArray *state_start = column(m->nx), *input_start = column(m->nu);
     mxLogical *flags = mxGetLogicals(tunable);
     int k;
     for (k = 0; k < m->np; ++k) {
         mxGetPr(nominal)[k] = m->parameter_start[k];
         flags[k] = m->parameter_tunable[k] != 0;
     }
+    for (k = 0; k < m->nx; ++k) mxGetPr(state_start)[k] = m->state_start[k];
+    for (k = 0; k < m->nu; ++k) mxGetPr(input_start)[k] = m->input_start[k];
     mxSetField(s, 0, "name", mxCreateString(m->model_name));
     mxSetField(s, 0, "guid", mxCreateString(m->guid));
     mxSetField(s, 0, "nq", mxCreateDoubleScalar(m->nq));
@@ -174,7 +177,7 @@ static mxArray *info(void)
     mxSetField(s, 0, "nu", mxCreateDoubleScalar(m->nu));
     mxSetField(s, 0, "ny", mxCreateDoubleScalar(m->ny));
     mxSetField(s, 0, "np", mxCreateDoubleScalar(m->np));
-    mxSetField(s, 0, "integrator", mxCreateString(m->integrator == FFMU_RK4 ? "rk4" : "implicit_midpoint"));
+    mxSetField(s, 0, "integrator", mxCreateString(m->integrator == FFMU_RK4 ? "rk4" : m->integrator == FFMU_ROSENBROCK ? "rosenbrock" : "implicit_midpoint"));
     mxSetField(s, 0, "internal_step", mxCreateDoubleScalar(m->internal_step));
     mxSetField(s, 0, "sample_time", mxCreateDoubleScalar(d->sample_time));
     mxSetField(s, 0, "state_names", strings(m->state_names, m->nx));
@@ -187,6 +190,8 @@ static mxArray *info(void)
     mxSetField(s, 0, "parameter_units", strings(d->parameter_units, m->np));
     mxSetField(s, 0, "parameter_nominal", nominal);
     mxSetField(s, 0, "parameter_tunable", tunable);
+    mxSetField(s, 0, "state_start", state_start); /* the arm at rest at its start pose */
+    mxSetField(s, 0, "input_start", input_start); /* what holds it there */
     return s;
 }
 

@@ -12,6 +12,10 @@
  *
  * States are x = [q; qd] (nx = 2 nq), q the coordinates that are states (the
  * angle of a prescribed joint is an input, with its rate and acceleration).
+ * A sampled system (a plant with its controller, flexfmu/targets/loop.py)
+ * appends nd discrete states: x = [q; qd; d], nx = 2 nq + nd. They change
+ * only in the step function (one controller sample per internal step) and
+ * are constant in between, so their derivatives are zero; a plant has nd = 0.
  * Value references are fixed by category
  * (FFMU_VR_BLOCK apart) and index, so they are stable across rebuilds:
  *   parameter k        FFMU_VR_PARAMETER    + k   (k = 0 .. np-1)
@@ -44,7 +48,7 @@ typedef struct {
     ffmu_work work;
 } ffmu_function;
 
-enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1 };
+enum { FFMU_RK4 = 0, FFMU_IMPLICIT_MIDPOINT = 1, FFMU_ROSENBROCK = 2 };
 
 typedef struct {
     const char *model_name;      /* the arm's name */
@@ -54,13 +58,14 @@ typedef struct {
 
     const double *parameter_start;   /* np nominal values */
     const int *parameter_tunable;    /* np flags: 1 tunable, 0 fixed (set before initialization only) */
-    const double *state_start;       /* nx start values of x */
+    const double *state_start;       /* nx start values of x: the arm at rest at its start pose */
+    const double *input_start;       /* nu start values of u: what holds it there (flexfmu.dynamics.equilibrium) */
     const char *const *parameter_names; /* np, for messages */
     const char *const *state_names;     /* nx */
     const char *const *input_names;     /* nu */
     const char *const *output_names;    /* ny */
 
-    int integrator;              /* FFMU_RK4 or FFMU_IMPLICIT_MIDPOINT */
+    int integrator;              /* FFMU_RK4, FFMU_IMPLICIT_MIDPOINT or FFMU_ROSENBROCK */
     double internal_step;        /* fixed internal step h of co-simulation (s) */
 
     /* constants:   (p[np]) -> (c[nc])   parameter-only parts of the model, hoisted
@@ -79,6 +84,8 @@ typedef struct {
     const int *envelope_output;        /* indices into y */
     const int *envelope_limit;         /* indices into p */
     const char *const *envelope_label; /* "tip deflection of link 2 relative to its length" */
+
+    int nd; /* discrete states at the end of x (see the top of this file); 0 for a plant */
 } ffmu_model;
 
 /* Defined in the generated model_data.c. */

@@ -12,7 +12,8 @@
  *   parameter 1     the physical parameters (np values, or [] for the
  *                   nominal ones); tunable during the run, but a fixed
  *                   parameter (geometry) may only change before it
- *   parameter 2     the initial state x0 = [q; qd] (nx values, or [] for 0)
+ *   parameter 2     the initial state x0 = [q; qd] (nx values, or [] for the FMU's start: the arm at rest
+ *                   at its start pose)
  *   parameter 3     Ts, any positive step (a whole multiple of the internal step is the fast path; [] for the
  *                   export's communication step)
  * At each sample t_k: outputs y(x_k, u_k, p); update x_k+1 = the FMU's

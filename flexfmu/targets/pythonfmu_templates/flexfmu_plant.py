@@ -86,7 +86,7 @@ class FlexfmuPlant(Fmi2Slave):
         )
         model = flexfmu.build_model(flexfmu.load_arm(Path(self.resources) / config["arm"]))
         self._x = model.start_state.copy()
-        self._u = np.zeros(len(model.inputs))
+        self._u = model.start_inputs.copy()
         self._p = model.nominal_parameters
         self._model, self._integrator, self._h = model, config["integrator"], config["internal_step"]
         self._advance = {}  # (step size, count) -> advance_function
