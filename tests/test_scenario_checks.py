@@ -43,6 +43,11 @@ def refused(capsys, tmp_path, arm: str, path: str) -> str:
      "tolerances names 'deflecton', not an output or output group of the arm; did you mean 'deflection'?"),
     ("pd_circle", lambda d: d["initial"].update({"theta[3]": 0.1}),
      "initial names 'theta[3]', not a state coordinate of the arm; did you mean 'theta[2]'?"),
+    ("canadarm2_drop", lambda d: d["initial"].update({"theta[1]": -1e300}),
+     "initial.theta[1] = -1e+300 rad is beyond +-1000 rad"),
+    ("delta_circle", lambda d: d["initial"].update({"theta[3]": -2.47}),
+     "initial (theta[1] = -0.187863, theta[2] = -0.511414, theta[3] = -2.47): arm 'kuo_delta': no static "
+     "equilibrium found"),
     ("pd_circle", lambda d: d["controller"].update(measure="motor"),
      "measure = 'motor' needs a motor encoder on every joint; arm 'yu_chen_2dof' has 0 for 2 joints"),
     ("pd_circle", lambda d: d["controller"].update(kind="composit"),

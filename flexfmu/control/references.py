@@ -60,7 +60,21 @@ def circle_angles(t, center, radius, frequency, lengths, elbow: float = -1.0):
 
 
 def circle_reach(t: float, center, radius: float, frequency: float, lengths) -> str | None:
-    """Why the circle of :func:`circle_angles` leaves a two-link arm's reach at the time ``t`` (s), or None."""
+    """Why the circle of :func:`circle_angles` leaves a two-link arm's reach at the time ``t`` (s), or None.
+
+    Parameters
+    ----------
+    t : float
+        Time, s.
+    center : sequence of float
+        The circle's centre (x, y), m, base frame.
+    radius : float
+        The circle's radius, m.
+    frequency : float
+        Turns per second.
+    lengths : sequence of float
+        The two links' lengths, m.
+    """
     l1, l2 = lengths
     w = 2 * np.pi * frequency
     x, y = center[0] + radius * np.cos(w * t), center[1] + radius * np.sin(w * t)

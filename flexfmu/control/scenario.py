@@ -51,12 +51,13 @@ from flexfmu.control.laws import LAWS
 from flexfmu.control.motions import MOTIONS
 from flexfmu.control.reference_kinds import REFERENCES
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
-from flexfmu.dynamics.equilibrium import rest_state
+from flexfmu.dynamics.equilibrium import EquilibriumError, rest_state
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
 from flexfmu.spec.checks import join, show, string, sub_table, type_name
 from flexfmu.spec.keys import Key, joint_count_problems, read_keys
 
+MAX_INITIAL_ANGLE = 1000.0  # rad: a joint's start angle (160 turns)
 MAX_SAMPLES = 10_000_000  # duration / step: beyond this a run would not fit in memory
 REFERENCE_SAMPLES = 21  # times at which Scenario.check evaluates a reference (both ends included)
 SCENARIO_KEYS = (
@@ -118,17 +119,19 @@ class Scenario:
 
     def check(self, model) -> None:
         """Check this scenario against the arm's ``model``: the names of ``initial``, ``compare.outputs`` and
-        ``tolerances``, the per-joint lists, whether the controller, reference and motion fit the arm, and the
-        reference sampled over the run (finite, within reach).
+        ``tolerances``, the per-joint lists, whether the controller, reference and motion fit the arm, the
+        reference sampled over the run (finite, within reach), and the start: initial values finite, the
+        arm's static equilibrium at the initial angles.
 
         Raises
         ------
         ScenarioError
             Naming every problem, on one line.
         """
-        problems = self._name_problems(model) + self._controller_problems(model)
+        problems = self._name_problems(model) + self._initial_problems(model) + self._controller_problems(model)
         if problems:
             raise ScenarioError(f"scenario {self.name} on arm {model.arm.name!r}: " + "; ".join(problems))
+        self.initial_state(model)  # the static equilibrium at the initial angles exists
 
     def _name_problems(self, model) -> list[str]:
         problems = [_unknown("initial", name, model.states, "a state coordinate of the arm")
@@ -140,6 +143,18 @@ class Scenario:
             problems.append(f"compare.outputs selects no output of the arm ({', '.join(self.outputs)})")
         problems += [_unknown("tolerances", key, ["default", *known], "an output or output group of the arm")
                      for key in self.tolerances if key not in ("default", *known)]
+        return problems
+
+    def _initial_problems(self, model) -> list[str]:
+        """Initial values that are not finite, and joint angles beyond ``MAX_INITIAL_ANGLE`` (the start is the
+        static equilibrium at these angles, which no Newton step finds from there)."""
+        joints = {c.name for c in model.layout if c.kind == "joint"}
+        problems = []
+        for name, value in self.initial.items():
+            if not np.isfinite(value):
+                problems.append(f"initial.{name} = {value!r} is not a finite number")
+            elif name in joints and abs(value) > MAX_INITIAL_ANGLE:
+                problems.append(f"initial.{name} = {value:g} rad is beyond +-{MAX_INITIAL_ANGLE:g} rad")
         return problems
 
     def _controller_problems(self, model) -> list[str]:
@@ -216,7 +231,9 @@ class Scenario:
         Raises
         ------
         ScenarioError
-            If an initial name is not a state coordinate of the model (prescribed joints follow the motion).
+            If an initial name is not a state coordinate of the model (prescribed joints follow the motion), or
+            the arm has no static equilibrium at the initial angles (a Delta robot's motors where its chains
+            cannot close).
         """
         states = model.states
         unknown = sorted(set(self.initial) - set(states))
@@ -224,7 +241,13 @@ class Scenario:
             raise ScenarioError(f"scenario {self.name}: initial names {', '.join(unknown)}, not state coordinates "
                                 f"of arm {model.arm.name!r} ({', '.join(states)}; prescribed joints follow the "
                                 "[motion] table)")
-        return rest_state(model, self.initial, p)
+        try:
+            return rest_state(model, self.initial, p)
+        except EquilibriumError as error:
+            joints = {c.name for c in model.layout if c.kind == "joint"}
+            angles = ", ".join(f"{name} = {value:g}" for name, value in self.initial.items() if name in joints) \
+                or "the arm's start pose"
+            raise ScenarioError(f"scenario {self.name}: initial ({angles}): {error}") from error
 
     def start_values(self, model, p=None) -> dict:
         """{state coordinate name: value} of :meth:`initial_state` (parameters ``p``, nominal when None): what an

@@ -57,6 +57,9 @@ def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.nda
     q_now, tau_now = q0.copy(), np.zeros(joints)
     for _ in range(ITERATIONS):
         value, jacobian = (np.array(m) for m in system(q_now, tau_now))
+        if not (np.all(np.isfinite(value)) and np.all(np.isfinite(jacobian))):
+            raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium found at its start pose (the "
+                                   "dynamics are not finite there)")
         step = np.linalg.lstsq(jacobian, -value.ravel(), rcond=None)[0]
         q_now[free] += step[:len(free)]
         tau_now += step[len(free):]
