@@ -17,7 +17,7 @@ import pytest
 from flexfmu import arm_from_dict, build_model, load_arm
 from flexfmu.control.identification import Z95, Identification, IdentificationError
 from flexfmu.control.measurements import Experiment, MeasurementError, read_experiment
-from flexfmu.control.open_loop import OpenLoopRun, SensitivityError
+from flexfmu.control.open_loop import OpenLoopRun
 from flexfmu.dynamics.equilibrium import holding_equilibrium, rest_state
 from flexfmu.integrate import INTEGRATORS
 from flexfmu.spec.write import FieldError, to_toml, with_fields
@@ -110,10 +110,13 @@ def test_an_experiment_moved_by_initial_starts_at_rest_at_that_pose():
 
 @pytest.mark.slow
 def test_the_delta_robot_is_refused_with_its_reason():
-    """The Delta's right-hand side calls a sparse solver: no straight-line graph, so no sensitivities."""
+    """A Delta robot's parameters have no field of its arm file to write a calibrated value to: refused
+    before any run is built, naming the arm."""
     model = build_model(load_arm("kuo_delta"))
-    with pytest.raises(SensitivityError, match="kuo_delta.*cannot be identified.*sparse linear solver"):
-        OpenLoopRun(model, 1e-3, 10, model.output_names[:1], [])
+    experiment = Experiment("delta", np.arange(3) * 1e-3, np.zeros((3, len(model.inputs))),
+                            {model.output_names[0]: np.zeros(3)})
+    with pytest.raises(IdentificationError, match="kuo_delta.*delta.*cannot be identified.*none of its parameters"):
+        Identification(model, [experiment], [next(row.name for row in model.parameter_table if row.tunable)])
 
 
 # ------------------------------------------------------------------------------------------------- fitting

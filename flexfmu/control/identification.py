@@ -98,17 +98,21 @@ class Fit:
         return self.estimate[name] - half, self.estimate[name] + half
 
 
-def check_parameters(model, names: list[str], fields: bool = True) -> None:
+def check_parameters(model, names: list[str]) -> None:
     """Raise IdentificationError unless every name of ``names`` is a tunable parameter of ``model``, each named
-    once, and (with ``fields``) has a field of the arm file, so that a calibrated file can be written."""
+    once, with a field of the arm file, so that a calibrated file can be written."""
     table = {row.name: row for row in model.parameter_table}
+    if not any(row.field for row in model.parameter_table):
+        raise IdentificationError(f"arm {model.arm.name!r} ({model.arm.kind}) cannot be identified: none of its "
+                                  "parameters has a field of the arm file to write a calibrated value to (planar "
+                                  "and spatial arms have)")
     problems = [f"{name!r} is not a parameter of arm {model.arm.name!r}"
                 + "".join(f" (did you mean {close!r}?)" for close in difflib.get_close_matches(name, table, 1))
                 for name in names if name not in table]
     problems += [f"{name!r} is fixed geometry ({table[name].description}), not a tunable parameter"
                  for name in names if name in table and not table[name].tunable]
     problems += [f"{name!r} has no field in the arm file to write the calibrated value to" for name in names
-                 if fields and name in table and table[name].tunable and table[name].field is None]
+                 if name in table and table[name].tunable and table[name].field is None]
     if len(set(names)) != len(names) or not names:
         problems.append(f"name each parameter once, got {', '.join(names) or 'none'}")
     if problems:
@@ -143,7 +147,7 @@ class Identification:
     def __init__(self, model, experiments: list[Experiment], names: list[str], start: dict | None = None,
                  fit_initial: bool = False, initial_states: list | None = None, integrator: str = "rk4",
                  internal_step: float | None = None, native: bool = False):
-        check_parameters(model, names, fields=False)
+        check_parameters(model, names)
         self.model, self.experiments, self.names, self.fit_initial = model, experiments, list(names), fit_initial
         table = {row.name: row for row in model.parameter_table}
         unknown = sorted(set(start or {}) - set(names))
@@ -162,7 +166,6 @@ class Identification:
                                       f"{', '.join(unknown)}")
         self.runs = [OpenLoopRun(model, e.sample_step, len(e.time), outputs, names, fit_initial, integrator,
                                  internal_step, native) for e, outputs in zip(experiments, self.measured)]
-        check_parameters(model, names)
         x0 = initial_states or [model.start_state] * len(experiments)
         self.initial_states = [np.asarray(x, float) for x in x0]
         self.evaluations = self.iterations = 0
