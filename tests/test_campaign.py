@@ -45,12 +45,12 @@ def test_two_workers_give_the_serial_numbers_bit_for_bit(serial_and_parallel):
         assert all(a[key] == b[key] for key in figures), (a, b)
     ok = [row for row in serial if row["status"] == "ok"]
     assert len(ok) == 2 and all(np.isfinite(row["tracking [rad^2 s]"]) for row in ok)
-    # the validity envelope, computed where the point ran: without payload pd_circle's first 0.3 s stay
-    # inside it (0.86 of the link-2 limit); with 0.3 kg the start's transient leaves it (at 0.205 s, 1.03 times)
+    # the validity envelope, computed where the point ran: pd_circle's first 0.3 s start at rest in the sag
+    # under gravity (the holding equilibrium) and stay inside it, 0.67 of the link-1 limit without payload and
+    # 0.82 with 0.3 kg
     assert all((row["envelope.left_at_s"] is None) == (0 < row["envelope.peak_fraction"] <= 1) for row in ok)
     unloaded, loaded = ok
-    assert unloaded["envelope.left_at_s"] is None and 0.5 < unloaded["envelope.peak_fraction"] < 1
-    assert 0 < loaded["envelope.left_at_s"] < 0.3 and loaded["envelope.peak_fraction"] > 1
+    assert 0.5 < unloaded["envelope.peak_fraction"] < loaded["envelope.peak_fraction"] < 1
     # a heavier payload changes the run: the numbers are the points' own
     assert ok[0]["tracking [rad^2 s]"] != ok[1]["tracking [rad^2 s]"]
 

@@ -320,3 +320,24 @@ def test_tunable_parameter_set_between_steps_takes_effect(fmus):
     nominal, heavier, same = runs
     assert np.abs(heavier - nominal).max() > 1e-4
     assert np.array_equal(same, nominal)  # 0.1 kg is the nominal payload
+
+
+@pytest.mark.parametrize(("model_exchange", "extra", "problems"), [
+    (False, set(), []),  # a co-simulation-only FMU of flexfmu's binary, which holds both interfaces' functions
+    (True, set(), []),
+    (False, {"ffmu_private_helper"}, ["exports symbols other than the FMI functions: ffmu_private_helper"]),
+])
+def test_a_binary_exports_its_interfaces_functions_and_nothing_but_fmi_functions(monkeypatch, tmp_path,
+                                                                                   model_exchange, extra, problems):
+    """validate: the functions of the declared interfaces must be exported; any FMI 2.0 function may be (one
+    binary serves both interfaces), a symbol of flexfmu's own may not."""
+    from flexfmu.targets import validate
+
+    binary = tmp_path / "arm.so"
+    binary.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(validate, "elf_machine", lambda data: validate.ELF_X86_64)
+    monkeypatch.setattr(validate, "elf_exports", lambda path: validate.FMI2_FUNCTIONS | extra)
+    result = validate.Validation()
+    expected = validate.fmi2_functions(model_exchange=model_exchange, co_simulation=True)
+    validate._check_exports(binary, "arm.so", "linux64", expected, True, result)
+    assert [problem.split(" ", 1)[1] for problem in result.problems] == problems
