@@ -115,13 +115,14 @@ def test_report_files_hold_the_figures_they_claim(tmp_path):
     assert data == json.loads(json.dumps(report))
     markdown = (tmp_path / "report.md").read_text()
     (case,) = data["cases"]
-    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me", "pythonfmu-cs"}
+    assert set(case["runs"]) == {"reference", "native-cs", "native-me", "fmi3-cs", "fmi3-me", "pythonfmu-cs",
+                                 "loop-fmu"}
     compared = load_scenario("bang_bang").compared(example_model("subudhi_morris_2link"))
-    assert len(case["comparisons"]) == 15 * len(compared)  # every pair of the six runs
+    assert len(case["comparisons"]) == 21 * len(compared)  # every pair of the seven runs
     pairs = {}
     for c in case["comparisons"]:
         pairs.setdefault(f"{c['first']} vs {c['second']}", []).append(c)
-    assert len(pairs) == 15
+    assert len(pairs) == 21
     for pair, rows in pairs.items():
         worst = max(rows, key=lambda c: c["max_abs"] / c["tolerance"])
         assert f"| {pair} | {worst['output']} | {worst['max_abs']:.2e} {worst['unit']} | " \
