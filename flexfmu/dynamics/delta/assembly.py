@@ -60,8 +60,27 @@ VALUE_UNITS = {("u", 0): "m", ("u", 1): "1", ("phi", 0): "rad", ("phi", 1): "rad
 JOINT_POINTS = ("B", "D")
 
 
+class PlatformThenChains:
+    """Indexing of d = [platform (6); chain 1 (m); chain 2 (m); chain 3 (m)] over the layout's ``records``."""
+
+    records: tuple
+
+    @property
+    def size(self) -> int:
+        return len(self.records)
+
+    @property
+    def chain_size(self) -> int:
+        """m, the elastic coordinates of one chain."""
+        return (self.size - 6) // 3
+
+    def chain_offset(self, chain: int) -> int:
+        """Position in d of the first coordinate of ``chain`` (0-based)."""
+        return 6 + chain * self.chain_size
+
+
 @dataclass(frozen=True)
-class ElasticLayout:
+class ElasticLayout(PlatformThenChains):
     """Where each elastic variable sits in d (0-based).
 
     d = [platform (6); chain 1 (m); chain 2 (m); chain 3 (m)], every chain's block in the same order, so
@@ -86,18 +105,6 @@ class ElasticLayout:
     values: dict
     joints: dict
 
-    @property
-    def size(self) -> int:
-        return len(self.records)
-
-    @property
-    def chain_size(self) -> int:
-        """m, the elastic variables of one chain."""
-        return (self.size - 6) // 3
-
-    def chain_offset(self, chain: int) -> int:
-        """Position in d of the first variable of ``chain`` (0-based)."""
-        return 6 + chain * self.chain_size
 
     @property
     def node(self) -> NodeLayout:

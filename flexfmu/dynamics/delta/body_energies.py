@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, RobotEnergies
+from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies
 from flexfmu.dynamics.delta.bodies import FlexibleLink, Section, link_invariants
 from flexfmu.dynamics.delta.reduction import VALUE_NAMES, VALUE_UNITS, LinkBasis
 from flexfmu.dynamics.metadata import Coordinate
@@ -38,7 +38,7 @@ PLATFORM_NAMES = ("dx", "dy", "dz", "rx", "ry", "rz")
 
 
 @dataclass(frozen=True)
-class ChainLayout:
+class ChainLayout(PlatformThenChains):
     """Where each elastic coordinate sits in d = [platform (6); chain 1 (m); chain 2 (m); chain 3 (m)].
 
     Attributes
@@ -60,18 +60,6 @@ class ChainLayout:
     lower_interior: tuple[int, ...]
     joints: dict
 
-    @property
-    def size(self) -> int:
-        return len(self.records)
-
-    @property
-    def chain_size(self) -> int:
-        """m, the elastic coordinates of one chain."""
-        return (self.size - 6) // 3
-
-    def chain_offset(self, chain: int) -> int:
-        """Position in d of the first coordinate of ``chain`` (0-based)."""
-        return 6 + chain * self.chain_size
 
 
 def chain_layout(bases: dict[str, LinkBasis], approximation: str, elements: int) -> ChainLayout:
