@@ -119,20 +119,6 @@ def test_inverse_kinematics_closes_every_chain_and_forward_kinematics_inverts_it
     np.testing.assert_allclose(J, numeric, atol=1e-8)
 
 
-@pytest.mark.parametrize("P", [P0, (-0.05, 0.12, 0.62)])
-def test_motor_motion_is_the_inverse_kinematics_and_the_jacobians_solve(kinematics, P):
-    """One evaluation for a path's reference: theta(P) and theta' = J^-1 P', as the separate calls give them,
-    and the same refusals."""
-    velocity = np.array([0.3, -0.2, 0.1])
-    theta, rate = kinematics.motion(P, velocity)
-    np.testing.assert_allclose(theta, kinematics.inverse(P), atol=1e-14)
-    np.testing.assert_allclose(kinematics.jacobian(theta) @ rate, velocity, atol=1e-12)
-    with pytest.raises(KinematicsError, match="outside the workspace: chain 1, 2, 3"):
-        kinematics.motion((0.0, 0.0, 1.5), velocity)
-    with pytest.raises(KinematicsError, match="singular pose .chain 1's lower link"):
-        kinematics.motion(np.array([RA - RB, 0.0, L2 - L1]), velocity)
-
-
 def test_positions_outside_the_workspace_and_singular_poses_are_refused(kinematics):
     with pytest.raises(KinematicsError, match="outside the workspace: chain 1, 2, 3"):
         kinematics.inverse((0.0, 0.0, 1.5))

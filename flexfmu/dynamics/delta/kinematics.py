@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
-from flexfmu.codegen.buffered import BufferedFunction
 from flexfmu.dynamics.delta.geometry import chain_rotation, rot_y, unit
 from flexfmu.errors import FlexfmuError
 
@@ -155,10 +154,6 @@ class DeltaKinematics:
             lines.append(unit(link).T)
             paths.append(ca.fabs(ca.dot(unit(link), knee_velocity)) / ca.norm_2(knee_velocity))
         self._regularity = ca.Function("regularity", [theta], [ca.vertcat(*lines), ca.vertcat(*paths)])
-        rate, goal = ca.SX.sym("P_rate", 3), inverse_kinematics(P, dims)
-        at_goal = [ca.substitute(e, theta, goal) for e in (ca.jacobian(position, theta), *self._regularity(theta))]
-        self._motion = BufferedFunction(ca.Function("motor_motion", [P, rate],
-                                                    [goal, ca.solve(at_goal[0], rate), *at_goal[1:]]))
 
     def inverse(self, position) -> np.ndarray:
         """Motor angles (rad) for the platform centre ``position`` (m, base frame).
@@ -176,25 +171,6 @@ class DeltaKinematics:
                                   f"{', '.join(map(str, chains))} cannot reach it")
         self._check_regular(theta, f"platform position {_show(position)} m")
         return theta
-
-    def motion(self, position, velocity) -> tuple[np.ndarray, np.ndarray]:
-        """(theta, theta'): the motor angles (rad) and rates (rad/s) that put the platform centre at ``position``
-        (m) moving at ``velocity`` (m/s), in one evaluation (what a platform path's reference asks at every
-        sample).
-
-        Raises
-        ------
-        KinematicsError
-            If a chain cannot reach ``position``, or the pose is singular.
-        """
-        position = np.asarray(position, float).ravel()
-        theta, rate, lines, paths = self._motion.results(position, velocity)
-        if not np.all(np.isfinite(theta)):
-            chains = [k + 1 for k in range(3) if not np.isfinite(theta[k])]
-            raise KinematicsError(f"platform position {_show(position)} m is outside the workspace: chain "
-                                  f"{', '.join(map(str, chains))} cannot reach it")
-        self._raise_if_singular(lines.reshape(3, 3, order="F"), paths, f"platform position {_show(position)} m")
-        return theta, rate
 
     def forward(self, theta) -> np.ndarray:
         """Platform centre (m) for the motor angles ``theta`` (rad).
