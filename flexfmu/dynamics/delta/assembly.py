@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import casadi as ca
+from flexfmu.dynamics.delta.bodies import LinkProperties
 from flexfmu.dynamics.delta.geometry import rot_y, rot_z
 from flexfmu.dynamics.delta.kinematics import (
     Dimensions, chain_frame, forward_kinematics, lower_frame, motor_point, upper_rotation,
@@ -209,19 +210,6 @@ def chain_nodes(layout: ElasticLayout, f: ChainFrames, platform, local) -> dict:
                                      for value in node.values]))
         nodes[link] = rows
     return nodes
-
-
-@dataclass(frozen=True)
-class LinkProperties:
-    """One link type's parameters (numbers or symbols): length, rho A, rho Ip, EA, E Iy, E Iz, G J."""
-
-    length: object
-    mass_per_length: object
-    torsion_inertia: object
-    EA: object
-    EIy: object
-    EIz: object
-    GJ: object
 
 
 def link_properties(P, link: str) -> LinkProperties:

@@ -115,9 +115,10 @@ def link_invariants(approximation: str, elements: int, length: float, psi: np.nd
 
 
 @dataclass(frozen=True)
-class Section:
-    """One link's section parameters (numbers or CasADi symbols)."""
+class LinkProperties:
+    """One link type's parameters (numbers or symbols): length, rho A, rho Ip, EA, E Iy, E Iz, G J."""
 
+    length: object
     mass_per_length: object
     torsion_inertia: object
     EA: object
@@ -127,12 +128,12 @@ class Section:
 
 
 class FlexibleLink:
-    """Energies of one link from its :class:`Invariants` and :class:`Section` (see the module docstring).
+    """Energies of one link from its :class:`Invariants` and :class:`LinkProperties` (see the module docstring).
 
     Every method takes CasADi expressions (or numbers) and returns one.
     """
 
-    def __init__(self, invariants: Invariants, section: Section):
+    def __init__(self, invariants: Invariants, section: LinkProperties):
         self.inv, self.section = invariants, section
         inv = invariants
         self._sum_products = ca.DM(inv.products[0, 0] + inv.products[1, 1] + inv.products[2, 2])

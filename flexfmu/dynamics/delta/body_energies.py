@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import casadi as ca
 
 from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies
-from flexfmu.dynamics.delta.bodies import FlexibleLink, Section, link_invariants
+from flexfmu.dynamics.delta.bodies import FlexibleLink, link_invariants
 from flexfmu.dynamics.delta.reduction import VALUE_NAMES, VALUE_UNITS, LinkBasis
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.modes.elements import JOINT_VALUES, NodeLayout
@@ -127,10 +127,8 @@ class BodyEnergies(RobotEnergies):
         super().__init__(layout, P, axial_load)
         self.bodies = {}
         for link in LINKS:
-            props = self.links[link]
-            section = Section(props.mass_per_length, props.torsion_inertia, props.EA, props.EIy, props.EIz, props.GJ)
             invariants = link_invariants(approximation, elements, lengths[link], bases[link].psi)
-            self.bodies[link] = FlexibleLink(invariants, section)
+            self.bodies[link] = FlexibleLink(invariants, self.links[link])
 
     def link_coordinates(self, f: ChainFrames, platform, local) -> dict:
         """{link: xi} of one chain: the upper link's coordinates from ``local``, the lower link's boundary
