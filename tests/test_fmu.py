@@ -5,6 +5,7 @@ any communication step and the validity envelope: test_fmu_reliability.py)."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import shutil
 import subprocess
 import zipfile
@@ -341,3 +342,31 @@ def test_a_binary_exports_its_interfaces_functions_and_nothing_but_fmi_functions
     expected = validate.fmi2_functions(model_exchange=model_exchange, co_simulation=True)
     validate._check_exports(binary, "arm.so", "linux64", expected, True, result)
     assert [problem.split(" ", 1)[1] for problem in result.problems] == problems
+
+
+def _tip_run(fmu, step: float) -> np.ndarray:
+    """The outputs of a 0.2 s run of ``fmu`` under a constant shoulder torque, at communication step ``step``."""
+    result = fmpy.simulate_fmu(str(fmu), stop_time=0.2, output_interval=step, start_values={"tau[1]": 0.5})
+    return np.array([list(row)[1:] for row in result])
+
+
+@pytest.mark.compiler
+def test_a_re_export_with_another_step_reuses_the_compiled_model_code(tmp_path, monkeypatch):
+    """The objects of the generated model code are cached by content: re-exported with another communication
+    step, an arm compiles only its small files, and the FMU built from the cached objects runs exactly like one
+    compiled afresh; another arm's code adds objects of its own."""
+    monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "cache"))
+    settings = ExportSettings(platforms=("linux64",))
+    model = example_model("rigid_2link")
+    export_fmu(model, tmp_path / "first.fmu", settings)
+    objects = sorted((tmp_path / "cache").glob("object-*.o"))
+    assert {path.name.split("-")[1] for path in objects} == {"model_functions", "model_directional"}
+    cached = export_fmu(model, tmp_path / "cached.fmu", dataclasses.replace(settings, communication_step=2e-3))
+    assert sorted((tmp_path / "cache").glob("object-*.o")) == objects
+    monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "fresh-cache"))
+    fresh = export_fmu(model, tmp_path / "fresh.fmu", dataclasses.replace(settings, communication_step=2e-3))
+    run = _tip_run(cached.path, 2e-3)
+    assert np.ptp(run[:, 0]) > 1e-3 and np.array_equal(run, _tip_run(fresh.path, 2e-3))
+    monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "cache"))
+    export_fmu(example_model("subudhi_morris_2link"), tmp_path / "other.fmu", settings)
+    assert len(list((tmp_path / "cache").glob("object-*.o"))) == 2 * len(objects)

@@ -1,4 +1,4 @@
-"""Compile an FMU's sources into the shared library of one platform.
+"""Compile an FMU's sources into the shared libraries of its platforms.
 
 The flags are the ones the shipped CMakeLists.txt uses: C99, -O2, hidden
 visibility so only the fmi functions are exported, and a static compiler
@@ -8,16 +8,28 @@ warnings as errors (CasADi's generated files only without
 -Wunused-parameter); the shipped CMakeLists.txt does that only when asked
 (``-DFLEXFMU_WARNINGS_AS_ERRORS=ON``), so a newer compiler's new warning
 does not stop a user's rebuild.
+
+The generated model code is most of the work (a Delta robot's takes about
+15 s per platform), so every platform's files are compiled in one pool of
+one compiler per core, and the objects of the generated files are kept in
+flexfmu's content-hashed cache: an arm re-exported with other parameter
+values or another step compiles only its small files.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
+from flexfmu.codegen.cache import cached_file, content_hash
 from flexfmu.codegen.native import c_compiler
 from flexfmu.errors import FlexfmuError
-from flexfmu.targets.platforms import PLATFORMS, host_platform
+from flexfmu.targets.platforms import Platform
 
 COMMON = ["-std=c99", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
 # CasADi-generated sources (flexfmu.targets.bundle writes them), which need
@@ -41,37 +53,86 @@ def compiler() -> str:
     return cc
 
 
-def compile_shared_library(sources: Path, c_files: list[str], output: Path, work: Path, platform=None,
-                           cc: str | None = None) -> None:
-    """Compile ``c_files`` (names in ``sources``) into the shared library
-    ``output``, one compiler process per file, all at once (the generated
-    files dominate and are independent). The object files go into the
-    folder ``work``; a failing compile or link raises a BuildError with the
-    compiler's output.
+@dataclass(frozen=True)
+class Library:
+    """One shared library to build: the C files ``c_files`` (names in ``sources``) compiled with ``cc`` for
+    ``platform`` into objects in ``work``, linked into ``output``."""
 
-    Parameters
-    ----------
-    platform : Platform, optional
-        Whose flags to use (:data:`flexfmu.targets.platforms.PLATFORMS`); default this machine's.
-    cc : str, optional
-        The compiler command; default :func:`compiler`.
-    """
-    platform = platform or PLATFORMS[host_platform()]
-    cc = cc or compiler()
-    work.mkdir(parents=True, exist_ok=True)
-    objects = [str(work / (Path(name).stem + ".o")) for name in c_files]
-    commands = [[cc, *COMMON, *platform.compile_flags,
-                 *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
-                 *(["-O0"] if name in UNOPTIMISED else []),
-                 f"-I{sources}", "-c", str(sources / name), "-o", obj] for name, obj in zip(c_files, objects)]
-    running = [(command, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-               for command in commands]
-    finished = [(command, process.communicate()[0], process.returncode) for command, process in running]
-    failures = [f"{' '.join(command)}\n{log}" for command, log, code in finished if code != 0]
+    sources: Path
+    c_files: tuple[str, ...]
+    output: Path
+    work: Path
+    platform: Platform
+    cc: str
+
+    def object_file(self, name: str) -> Path:
+        """Where the object of the C file ``name`` goes."""
+        return self.work / (Path(name).stem + ".o")
+
+    def flags(self, name: str) -> list[str]:
+        """The compiler flags of the C file ``name``."""
+        return [*COMMON, *self.platform.compile_flags,
+                *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
+                *(["-O0"] if name in UNOPTIMISED else [])]
+
+    def compile_command(self, name: str, output: Path) -> list[str]:
+        """The compiler command that builds the C file ``name`` into ``output``."""
+        return [self.cc, *self.flags(name), f"-I{self.sources}", "-c", str(self.sources / name), "-o", str(output)]
+
+
+def build_libraries(libraries: list[Library]) -> None:
+    """Build every library of ``libraries`` (an FMU's platforms): all their objects first, as one pool of at
+    most one compiler per core, largest source first (the generated files dominate, and two platforms' worth
+    of them keep both cores busy), then each library's link. The objects of the generated sources come from
+    the object cache when they are in it (:func:`_generated_object`). A failing compile or link raises a
+    BuildError with the compiler's output."""
+    units = sorted(((library, name) for library in libraries for name in library.c_files),
+                   key=lambda unit: -(unit[0].sources / unit[1]).stat().st_size)
+    for library in libraries:
+        library.work.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        failures = [failure for failure in pool.map(lambda unit: _compile(*unit), units) if failure]
     if failures:
         raise BuildError("\n".join(failures))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    _run([cc, *platform.link_flags, "-o", str(output), *objects, *platform.libraries])
+    for library in libraries:
+        library.output.parent.mkdir(parents=True, exist_ok=True)
+        objects = [str(library.object_file(name)) for name in library.c_files]
+        _run([library.cc, *library.platform.link_flags, "-o", str(library.output), *objects,
+              *library.platform.libraries])
+
+
+def _compile(library: Library, name: str) -> str | None:
+    """Compile one C file of ``library``; None, or the failed command and its output."""
+    target = library.object_file(name)
+    if name in GENERATED_SOURCES:
+        try:
+            shutil.copyfile(_generated_object(library, name), target)
+        except BuildError as error:
+            return str(error)
+        return None
+    done = subprocess.run(library.compile_command(name, target), capture_output=True, text=True)
+    return None if done.returncode == 0 else f"{' '.join(done.args)}\n{done.stdout}{done.stderr}"
+
+
+def _generated_object(library: Library, name: str) -> Path:
+    """The cached object of the generated source ``name`` (flexfmu.codegen.cache): named by the hash of the
+    compiler (its command and version), the flags and the source text, so a model re-exported with other
+    parameter values, step or platforms (only model_data.c changes) compiles only its small files. The
+    generated sources include nothing but system headers, which the compiler's identity stands for."""
+    source = library.sources / name
+    key = content_hash(*_compiler_identity(library.cc), *library.flags(name), source.read_bytes())
+
+    def build(partial: Path) -> None:
+        _run(library.compile_command(name, partial))
+
+    return cached_file(f"object-{Path(name).stem}-{library.platform.name}-{key}.o", build)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_identity(cc: str) -> tuple[str, str]:
+    """(the compiler's full path, its ``--version`` text): what its objects depend on beside flags and source."""
+    done = subprocess.run([cc, "--version"], capture_output=True, text=True)
+    return shutil.which(cc) or cc, done.stdout
 
 
 def _run(command: list[str]) -> None:

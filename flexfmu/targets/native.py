@@ -23,7 +23,7 @@ from typing import Callable
 
 from flexfmu import __version__
 from flexfmu.integrate import STABILITY_LIMITS, stable_step
-from flexfmu.targets.build import compile_shared_library
+from flexfmu.targets.build import Library, build_libraries
 from flexfmu.errors import ExportError
 from flexfmu.targets.bundle import ModelBundle, c_source, write_bundle
 from flexfmu.targets.export import ExportReport, check_output, check_settings, content_guid, write_atomically
@@ -153,9 +153,9 @@ def export_native(job, fmi: FmiVersion, source: NativeSource | None = None) -> E
             (root / name).write_text(text)
 
         compile_start = time.perf_counter()
-        for platform, cc in chosen:
-            library = root / "binaries" / platform.folder(fmi.version) / (bundle.identifier + platform.extension)
-            compile_shared_library(bundle.folder, c_files, library, Path(tmp) / "obj" / platform.name, platform, cc)
+        build_libraries([Library(bundle.folder, tuple(c_files), root / "binaries" / platform.folder(fmi.version)
+                                 / (bundle.identifier + platform.extension), Path(tmp) / "obj" / platform.name,
+                                 platform, cc) for platform, cc in chosen])
         compile_s = time.perf_counter() - compile_start
         timing = _timed(bundle, chosen, settings, Path(tmp))
         if timing is not None:  # the same description, now with the step's cost
