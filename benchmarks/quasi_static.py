@@ -5,7 +5,10 @@ run: the 7-link spatial test chain of benchmarks/spatial.py with every
 torsion dynamic (``quasi_static = false``: the model before this option),
 with the default rule (which condenses only the last link's twist: the
 others are fast straight but slow folded) and with every torsion
-quasi-static (``quasi_static = true``); the Canadarm2 example arm with the
+quasi-static (``quasi_static = true``), and the default chain under the
+Rosenbrock step at 1 ms (``--integrator rosenbrock``: the stiff torsion
+damped by an L-stable step instead of resolved by 10 RK4 substeps, its
+error held against the default chain's RK4); the Canadarm2 example arm with the
 default rule (nothing condensed: its FMU is the dynamic one) and with its
 booms' torsion and stretch forced quasi-static. It prints a table and writes
 JSON (benchmarks/results/quasi_static.json):
@@ -157,18 +160,19 @@ def main() -> int:
     parser.add_argument("--json", default="benchmarks/results/quasi_static.json")
     args = parser.parse_args()
     machine = describe()
-    settings = ExportSettings(integrator="rk4", platforms=("linux64",))
     chain, canadarm2 = spatial_chain(7), load_arm("canadarm2_5link")
-    cases = [("spatial7", "dynamic", with_torsion_and_stretch(chain, False)), ("spatial7", "default", chain),
-             ("spatial7", "quasi-static", with_torsion_and_stretch(chain, True)),
-             ("canadarm2_5link", "default", canadarm2),
-             ("canadarm2_5link", "quasi-static", with_torsion_and_stretch(canadarm2, True))]
+    cases = [("spatial7", "dynamic", with_torsion_and_stretch(chain, False), "rk4"), ("spatial7", "default", chain, "rk4"),
+             ("spatial7", "quasi-static", with_torsion_and_stretch(chain, True), "rk4"),
+             ("spatial7", "rosenbrock", chain, "rosenbrock"),
+             ("canadarm2_5link", "default", canadarm2, "rk4"),
+             ("canadarm2_5link", "quasi-static", with_torsion_and_stretch(canadarm2, True), "rk4")]
     rows, built = [], {}
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-") as tmp:
         work = Path(tmp)
         dostep = work / "time_dostep"
         compile_driver(HERE / "c" / "time_dostep.c", dostep, f"-I{resources.files('flexfmu.targets') / 'c'}")
-        for label, version, arm in cases:
+        for label, version, arm, integrator in cases:
+            settings = ExportSettings(integrator=integrator, platforms=("linux64",))
             model = build_model(arm)
             tag = f"{label}_{version}"
             row = measure(model, tag, settings, work, args.count, 3, dostep)
@@ -198,31 +202,37 @@ def main() -> int:
         arm_file, move = work / "space7.toml", work / "space7_move.toml"
         arm_file.write_text(toml_text(space))
         move.write_text(MOVE.format(arm=arm_file))
-        runs = [("spatial7", "default", load_scenario(move)), ("spatial7", "quasi-static", load_scenario(move)),
-                ("canadarm2_5link", "quasi-static", load_scenario("canadarm2_drop"))]
+        # (arm, version, scenario, the version it is held against)
+        runs = [("spatial7", "default", load_scenario(move), "dynamic"),
+                ("spatial7", "quasi-static", load_scenario(move), "dynamic"),
+                ("spatial7", "rosenbrock", load_scenario(move), "default"),
+                ("canadarm2_5link", "quasi-static", load_scenario("canadarm2_drop"), "default")]
         errors = {}
-        for label, version, scenario in runs:
-            dynamic = "dynamic" if label == "spatial7" else "default"
-            model, dynamic_fmu = built[(label, dynamic)][:2]
-            if label == "spatial7":  # in space: the plant's gravity off, the controller designed without it
-                design, start = build_model(with_torsion_and_stretch(load_arm(arm_file), False)), {"gravity.z": 0.0}
+        for label, version, scenario, against in runs:
+            model, dynamic_fmu = built[(label, against)][:2]
+            condensed = set(model.coordinates) - set(built[(label, version)][0].coordinates)  # not in the other FMU
+            if label == "spatial7":  # in space: the plant's gravity off, the controller designed without it, and
+                # the chain straight at rest (the FMUs start at their sag in 1 g): every coordinate both have at 0
+                design = build_model(with_torsion_and_stretch(load_arm(arm_file), False))
+                start = {"gravity.z": 0.0} | {name: 0.0 for name in model.coordinates if name not in condensed}
             else:
-                design, start = model, scenario.initial
+                design = model
+                start = {name: value for name, value in scenario.initial.items() if name not in condensed}
             found = run_error(dynamic_fmu, built[(label, version)][1], model, scenario.build_controller(design),
                               scenario.grid(), start)
             errors[f"{label} {version}"] = by_group(model, found)
-            print(f"{label} {version} ({scenario.name}): against dynamic, largest difference (of the range):")
+            print(f"{label} {version} ({scenario.name}): against {against}, largest difference (of the range):")
             for group, row in errors[f"{label} {version}"].items():
                 print(f"  {group:<14}{row['largest']:>11.3g}  {row['largest_relative_to_range']:>9.2%}  "
                       f"({row['output']})")
     row_of = {(r["arm"], r["version"]): r for r in rows}
     default = {r["arm"]: r for r in rows if r["version"] == "default"}
     measured = {f"spatial7 {version} dostep ns": row_of[("spatial7", version)]["dostep_ns_median"]
-                for version in ("default", "quasi-static")}
+                for version in ("default", "quasi-static", "rosenbrock")}
     for key, value in measured.items():
         print(f"target {key} <= {TARGETS['spatial7 dostep ns']:g}: {value:.4g} "
               f"{'met' if value <= TARGETS['spatial7 dostep ns'] else 'MISSED'} (this machine, now)")
-    for version in ("default", "quasi-static"):
+    for version in ("default", "quasi-static", "rosenbrock"):
         ratio = row_of[("spatial7", version)]["ratio_to_first_version"]
         print(f"spatial7 {version}: {REFERENCE_BEFORE_NS['spatial7'] / 1e3:g} us before (issue 21, idle machine) "
               f"x {ratio:.3f} (this run's ratio to the dynamic version) = "
