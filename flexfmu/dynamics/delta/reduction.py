@@ -44,7 +44,7 @@ VALUE_NAMES = {("u", 0): "u", ("u", 1): "du", ("phi", 0): "phi", ("phi", 1): "dp
                ("v", 1): "dv", ("v", 2): "ddv", ("w", 0): "w", ("w", 1): "dw", ("w", 2): "ddw"}
 VALUE_UNITS = {("u", 0): "m", ("u", 1): "1", ("phi", 0): "rad", ("phi", 1): "rad/m", ("v", 0): "m",
                ("v", 1): "1", ("v", 2): "1/m", ("w", 0): "m", ("w", 1): "1", ("w", 2): "1/m"}
-MODE_UNIT = {"u": "m", "v": "m", "w": "m", "phi": "rad"}  # a mode is scaled to 1 at its largest value
+MODE_UNIT = {"u": "m", "v": "m", "w": "m", "phi": "rad"}  # a mode is scaled to 1 at its largest nodal value (_interior_modes)
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def link_basis(link: str, approximation: str, elements: int, length: float, sect
     psi[b_rows, range(len(boundary))] = 1.0
     if i_rows:
         psi[i_rows] = -np.linalg.solve(K[np.ix_(i_rows, i_rows)], K[np.ix_(i_rows, b_rows)])
-    modes, shapes = _interior_modes(node, inner, i_rows, M, K)
+    modes, shapes = _interior_modes(node, inner, i_rows, M, K, length / elements)
     order = np.argsort([m.frequency for m in modes], kind="stable")
     kept_count = (reduction.modes if reduction.modes is not None
                   else sum(m.frequency <= reduction.cutoff for m in modes))
@@ -163,9 +163,12 @@ def link_basis(link: str, approximation: str, elements: int, length: float, sect
     return LinkBasis(link, psi, boundary, tuple(names), tuple(modes[k] for k in order))
 
 
-def _interior_modes(node: NodeLayout, inner, rows, M, K):
-    """Every fixed-interface mode, field by field: (InteriorMode list, shapes over ``rows``), each shape scaled
-    to 1 at its largest value of the field itself (not of a derivative)."""
+def _interior_modes(node: NodeLayout, inner, rows, M, K, element_length: float):
+    """Every fixed-interface mode, field by field: (InteriorMode list, shapes over ``rows``). Each shape is
+    scaled to 1 at its largest nodal value with derivatives counted as displacements over an element
+    (l v', l^2 v'', l the ``element_length``): a mode whose displacements vanish at the nodes (a 2-element
+    link's antisymmetric bending mode is all slope at its middle node) is scaled by its slopes, not by
+    round-off."""
     modes, shapes = [], []
     for field_name in ("u", "phi", "v", "w"):
         own = [j for j, (_, value) in enumerate(inner) if value[0] == field_name]
@@ -173,11 +176,11 @@ def _interior_modes(node: NodeLayout, inner, rows, M, K):
             continue
         sub = [rows[j] for j in own]
         omega2, vectors = scipy.linalg.eigh(K[np.ix_(sub, sub)], M[np.ix_(sub, sub)])
-        values = [j for j, jj in enumerate(own) if inner[jj][1][1] == 0]
+        lengths = np.array([element_length ** inner[j][1][1] for j in own])
         for w2, vector in zip(omega2, vectors.T):
-            scale = vector[values][np.argmax(np.abs(vector[values]))] if values else vector[np.argmax(np.abs(vector))]
+            largest = np.argmax(np.abs(vector) * lengths)
             shape = np.zeros(len(rows))
-            shape[own] = vector / scale
+            shape[own] = vector / (vector[largest] * lengths[largest])
             modes.append(InteriorMode(field_name, float(np.sqrt(max(w2, 0.0))), False))
             shapes.append(shape)
     return modes, shapes
