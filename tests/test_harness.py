@@ -13,7 +13,7 @@ import flexfmu
 from flexfmu.control.scenario import ScenarioError, load_scenario, scenario_names
 from flexfmu.harness.reports.compare import compare_runs
 from flexfmu.harness.running.result import Result
-from flexfmu.harness.workflows.crosscheck import crosscheck, run_case
+from flexfmu.harness.workflows.crosscheck import all_cases, crosscheck, run_case
 from tests.conftest import ARMS_DIR, example_model
 
 SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
@@ -167,24 +167,24 @@ def test_fmu_runner_reads_held_inputs_from_csv_and_applies_parameter_overrides(t
     assert np.abs(from_csv["joint[1].angle"] - nominal["joint[1].angle"]).max() > 1e-3
 
 
+def test_crosscheck_all_covers_every_scenario():
+    """crosscheck --all (``all_cases``) runs every scenario, each on an example arm written for it."""
+    assert {scenario for _, scenario in all_cases()} == set(scenario_names())
+
+
 @pytest.mark.slow
 @pytest.mark.compiler
-def test_every_scenario_cross_checks_on_a_short_horizon(tmp_path):
-    """crosscheck --all on 0.2 s: every example arm with every scenario
-    written for it, reference against the native FMU in both interfaces, and
-    the compiled closed loop (loop-fmu) against the Python loop (native-cs) to
-    round-off."""
-    from flexfmu.harness.workflows.crosscheck import all_cases
-
-    cases = all_cases()
-    assert {scenario for _, scenario in cases} == set(scenario_names())
-    for arm_file, scenario in cases:
-        case = run_case(arm_file, scenario, tmp_path / scenario, duration=0.2,
-                        runs=("reference", "native-cs", "native-me", "loop-fmu"))
-        assert not case["errors"], (scenario, case["errors"])
-        assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
-        compiled = [c for c in case["comparisons"] if {c["first"], c["second"]} == {"native-cs", "loop-fmu"}]
-        assert compiled and all(c["max_abs"] <= c["tolerance"] and c["bound"] == "round-off" for c in compiled)
+@pytest.mark.parametrize("arm_file, scenario", all_cases(), ids=lambda case: getattr(case, "stem", case))
+def test_every_scenario_cross_checks_on_a_short_horizon(arm_file, scenario, tmp_path):
+    """crosscheck --all on 0.2 s, one case per test (so parallel workers share them out): every example arm
+    with every scenario written for it, reference against the native FMU in both interfaces, and the compiled
+    closed loop (loop-fmu) against the Python loop (native-cs) to round-off."""
+    case = run_case(arm_file, scenario, tmp_path, duration=0.2,
+                    runs=("reference", "native-cs", "native-me", "loop-fmu"))
+    assert not case["errors"], (scenario, case["errors"])
+    assert case["comparisons"] and all(c["passed"] for c in case["comparisons"]), (scenario, case)
+    compiled = [c for c in case["comparisons"] if {c["first"], c["second"]} == {"native-cs", "loop-fmu"}]
+    assert compiled and all(c["max_abs"] <= c["tolerance"] and c["bound"] == "round-off" for c in compiled)
 
 
 @pytest.mark.slow

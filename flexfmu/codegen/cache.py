@@ -3,17 +3,25 @@
 A file is named by the SHA-256 of everything it is built from, so a rebuilt
 input gets a new name and a cached file is never stale. It is built in a
 temporary file beside its final name and moved there when complete, so
-processes sharing the cache (campaign workers) never read half a file.
-The folder is ``$FLEXFMU_CACHE`` or ``~/.cache/flexfmu``.
+processes sharing the cache (campaign workers, parallel test workers) never
+read half a file; where the system has file locks (fcntl), the first
+process to miss a file builds it while the others wait for it instead of
+building it again. The folder is ``$FLEXFMU_CACHE`` or ``~/.cache/flexfmu``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock; two processes may then build the same file, each moving it into place whole
+    fcntl = None
 
 
 def cache_dir() -> Path:
@@ -38,11 +46,26 @@ def cached_file(name: str, build: Callable[[Path], None]) -> Path:
     target = cache_dir() / name
     if target.exists():
         return target
-    handle, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=target.suffix, dir=target.parent)
-    os.close(handle)
-    try:
-        build(Path(partial))
-        os.replace(partial, target)
-    finally:
-        Path(partial).unlink(missing_ok=True)
+    with _building(target):
+        if target.exists():  # built by another process while this one waited
+            return target
+        handle, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=target.suffix, dir=target.parent)
+        os.close(handle)
+        try:
+            build(Path(partial))
+            os.replace(partial, target)
+        finally:
+            Path(partial).unlink(missing_ok=True)
     return target
+
+
+@contextlib.contextmanager
+def _building(target: Path):
+    """Hold the lock of building ``target`` (an exclusive lock on a file beside it, released when the
+    process ends, however it ends)."""
+    if fcntl is None:
+        yield
+        return
+    with open(target.with_name(f".{target.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
