@@ -4,7 +4,7 @@ Rooms, each importing only the ones before it:
 
 - ``running``: run an FMU as Simulink and VeriStand do (``runner``), run
   the Model's own graph as the reference (``reference``,
-  ``compiled_reference``), labelled results, the content-hashed cache of
+  ``compiled_reference``, its steps in ``reference_steps``), labelled results, the content-hashed cache of
   built files and FMUs, progress on long work;
 - ``reports``: what a run says: pairwise comparisons, the validity
   envelope, a controls engineer's figures, plots, report files;

@@ -70,6 +70,7 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
     (created if needed); return the JSON data.
 
     Each case: {"arm", "scenario", "description", "runs": {label: seconds}, "horizons": {label: s},
+    "reference_integrator": name or None,
     "comparisons": [Comparison.as_dict()], "envelope": envelope summary or None, "figures": {name [unit]:
     value}, "plot", "scenario_plot"}. ``wall_time_s`` is the whole cross-check's duration, s, reported as
     is. The Markdown has one summary table per case (each pair's worst output against its tolerance), the
@@ -97,7 +98,9 @@ def write_report(out: Path, cases: list[dict], wall_time_s: float) -> dict:
                                                < max(case['horizons'].values()) else ")")
                          for k, v in case["runs"].items())
         lines += [f"## {case['arm']} / {case['scenario']}: {verdict}", "", case.get("description", ""), "",
-                  f"Runs: {runs}.", "", *envelope_lines(case.get("envelope"))]
+                  f"Runs: {runs}.", "", *([f"Reference integrator: {case['reference_integrator']}.", ""]
+                                          if case.get("reference_integrator") else []),
+                  *envelope_lines(case.get("envelope"))]
         lines += [f"Run **{name} failed**: {message}" for name, message in case.get("errors", {}).items()]
         lines += ["",
                   "| pair | worst output | max difference | tolerance | verdict |", "|---|---|---|---|---|"]
@@ -130,7 +133,13 @@ def case_lines(case: dict) -> list[str]:
     else:
         worst = max((c["max_abs"] / c["tolerance"] for c in case["comparisons"]), default=0.0)
         lines = [f"{label}: worst difference {worst:.2g} x its tolerance"]
-    return lines + envelope_console(case.get("envelope"))
+    return lines + _integrator_lines(case) + envelope_console(case.get("envelope"))
+
+
+def _integrator_lines(case: dict) -> list[str]:
+    """Which integrator the case's reference used, when it ran (the console's line)."""
+    name = case.get("reference_integrator")
+    return [f"  reference integrated by {name}"] if name else []
 
 
 def _pairs(comparisons: list[dict]):

@@ -1,4 +1,4 @@
-"""The reference's integrator: adaptive DOP853 compiled to C, one step at a time.
+"""The reference's integrator: an adaptive one-step method compiled to C, one step at a time.
 
 The reference integrates the Model's own graph (``model.state_derivative``:
 the closed-form M, h and B with an LDL solve), not the articulated-body
@@ -7,15 +7,15 @@ passes the FMU's C runs, so it stays an independent implementation.
 Why not CVODES: a multistep method must restart wherever the held input
 jumps, which in a closed loop is every sample, and a restart begins at
 order 1 with tiny steps: 10 000 cold starts in a 10 s run at 1 kHz.
-DOP853 (Dormand and Prince's explicit Runge-Kutta pair of order 8 with
-error estimators of orders 5 and 3; coefficients read from
-``scipy.integrate.DOP853``) is a one-step method: a jump of the input at a
-sample is simply the start of the next step, and the step size is carried
-from sample to sample. One step (all stages and the error norm), the
-sampled control law and the sample loop are C (CasADi's code generator plus
-``flexfmu/harness/running/c/ffref_driver.c``), compiled once per model and law and
-cached by content (``flexfmu.codegen.cache``), so a whole closed-loop run
-is one call into C.
+A one-step method needs none: a jump of the input at a sample is simply the
+start of the next step, and the step size is carried from sample to sample.
+The step is DOP853, or ROS34PW2 for a stiff arm
+(``flexfmu.harness.running.reference_steps`` says which and why). One step
+(all stages and the error norm), the sampled control law and the sample loop
+are C (CasADi's code generator plus
+``flexfmu/harness/running/c/ffref_driver.c``), compiled once per model, law
+and integrator and cached by content (``flexfmu.codegen.cache``), so a whole
+closed-loop run is one call into C.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import casadi as ca
 import numpy as np
-import scipy.integrate
 
 from flexfmu.codegen.cache import cached_file, content_hash
+from flexfmu.harness.running.reference_steps import ReferenceIntegrator
 from flexfmu.targets.build import BuildError, compiler
 
 CHUNK = 500  # samples per call into C, between progress reports
@@ -38,30 +38,6 @@ CHUNK = 500  # samples per call into C, between progress reports
 
 class ReferenceError(RuntimeError):
     """The integrator failed (the step size fell below round-off or the state is not finite)."""
-
-
-def dop853_step(model) -> ca.Function:
-    """(x, u, p, h, rtol, atol) -> (x_next, error norm) of one DOP853 step of ``model``'s state
-    derivative; the step is accepted when the norm is below 1 (scipy's norm: the fifth-order
-    estimate damped by the third-order one, scaled by atol + rtol max(|x|, |x_next|))."""
-    f = model.state_derivative
-    nx, nu, npar = (f.size1_in(k) for k in range(3))
-    x, u, p = ca.MX.sym("x", nx), ca.MX.sym("u", nu), ca.MX.sym("p", npar)
-    h, rtol, atol = ca.MX.sym("h"), ca.MX.sym("rtol"), ca.MX.sym("atol")
-    method = scipy.integrate.DOP853
-
-    def combine(weights, stages):
-        return sum(w * k for w, k in zip(weights, stages) if w != 0.0)
-
-    stages = [f(x, u, p)]
-    for s in range(1, method.n_stages):
-        stages.append(f(x + h * combine(method.A[s, :s], stages), u, p))
-    x_next = x + h * combine(method.B, stages)
-    stages.append(f(x_next, u, p))
-    scale = atol + rtol * ca.fmax(ca.fabs(x), ca.fabs(x_next))
-    e5, e3 = (ca.sumsqr(combine(weights, stages) / scale) for weights in (method.E5, method.E3))
-    error = ca.fabs(h) * e5 / ca.sqrt((e5 + 0.01 * e3) * nx + 1e-300)
-    return ca.Function("ffref_step", [x, u, p, h, rtol, atol], [x_next, error])
 
 
 def control_function(model, controller) -> ca.Function:
@@ -76,7 +52,7 @@ def control_function(model, controller) -> ca.Function:
     return ca.Function("ffref_control", [x, u, p, r, k], [law(measured, r, k)])
 
 
-def _source(functions: list[ca.Function], closed_loop: bool) -> str:
+def _source(functions: list[ca.Function], closed_loop: bool, error_order: int) -> str:
     with tempfile.TemporaryDirectory(prefix="flexfmu-ref-") as tmp:
         generator = ca.CodeGenerator("ffref_generated.c", {"with_header": False})
         for function in functions:
@@ -84,7 +60,8 @@ def _source(functions: list[ca.Function], closed_loop: bool) -> str:
         generator.generate(tmp + "/")
         generated = Path(tmp, "ffref_generated.c").read_text()
     driver = (resources.files("flexfmu.harness.running") / "c" / "ffref_driver.c").read_text()
-    return generated + ("\n#define FFREF_CLOSED_LOOP\n" if closed_loop else "\n") + driver
+    defines = f"\n#define FFREF_ERROR_ORDER {error_order}.0\n" + ("#define FFREF_CLOSED_LOOP\n" if closed_loop else "")
+    return generated + defines + driver
 
 
 def _compile(source: str, output: Path) -> None:
@@ -104,30 +81,32 @@ def _pointer(array: np.ndarray):
 
 
 class CompiledReference:
-    """The compiled DOP853 reference of ``model``, closed over ``controller``'s law when it is a
+    """The compiled reference of ``model`` by ``integrator``, closed over ``controller``'s law when it is a
     sampled law (``controller`` None or any other controller: inputs are given per sample).
 
     Parameters
     ----------
     model : Model
+    integrator : ReferenceIntegrator
+        The adaptive step (``flexfmu.harness.running.reference_steps``); its tolerances are the run's defaults.
     controller : SampledController, optional
         Its law (not its gains or reference, which are run arguments) is compiled into the loop.
     """
 
-    def __init__(self, model, controller=None):
-        self.model = model
+    def __init__(self, model, integrator: ReferenceIntegrator, controller=None):
+        self.model, self.integrator = model, integrator
         self.nx, self.nu = 2 * len(model.states), len(model.inputs)
-        functions = [dop853_step(model)]
+        functions = [integrator.step(model)]
         self.closed_loop = controller is not None and hasattr(controller, "law")
         if self.closed_loop:
             functions.append(control_function(model, controller))
-        source = _source(functions, self.closed_loop)
+        source = _source(functions, self.closed_loop, integrator.error_order)
         library = cached_file(f"reference-{content_hash(source)}.so", lambda path: _compile(source, path))
         self._run = ctypes.CDLL(str(library)).ffref_run
         self._run.restype = ctypes.c_int
 
     def run(self, step: float, count: int, x0, p, inputs=None, references=None, gains=None, u0=None,
-            rtol: float = 1e-10, atol: float = 1e-12, progress=None, first_step: float | None = None):
+            rtol: float | None = None, atol: float | None = None, progress=None, first_step: float | None = None):
         """Advance ``count`` samples of ``step`` seconds from ``x0`` at parameters ``p``.
 
         Parameters
@@ -145,8 +124,8 @@ class CompiledReference:
         u0 : array, optional
             Closed loop: the input before the first sample (zeros by default); the measured outputs
             may depend on it through the accelerations.
-        rtol, atol : float
-            Relative and absolute tolerances of each step's error.
+        rtol, atol : float, optional
+            Relative and absolute tolerances of each step's error (the integrator's defaults when None).
         progress : callable, optional
             ``progress(done, count)`` every :data:`CHUNK` samples.
         first_step : float, optional
@@ -159,6 +138,8 @@ class CompiledReference:
             try next).
         """
         closed = references is not None
+        rtol = self.integrator.rtol if rtol is None else rtol
+        atol = self.integrator.atol if atol is None else atol
         if closed and not self.closed_loop:
             raise ValueError("this reference was compiled without a control law")
         x = np.array(x0, float)

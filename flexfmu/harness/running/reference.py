@@ -11,9 +11,10 @@ changes (a multistep method carried across a jump of the right-hand side
 fails its error test); when the input changes at nearly every sample, one
 integrator over a single interval is reused. ``method="adams"`` is the
 non-dissipative choice for energy checks, ``"bdf"`` the robust one for stiff
-arms. In closed loop the input changes at every sample, and the compiled
-one-step DOP853 integrator of ``flexfmu.harness.running.compiled_reference`` runs
-the loop without restarts. States are x = [q; qd] over the model's
+arms. In closed loop the input changes at every sample, and a compiled
+one-step integrator (``flexfmu.harness.running.compiled_reference``) runs
+the loop without restarts: DOP853, or ROS34PW2 for a stiff arm
+(``flexfmu.harness.running.reference_steps``). States are x = [q; qd] over the model's
 state coordinates (``Model.states``: a prescribed joint's angle, rate and
 acceleration are inputs, held like torques).
 """
@@ -111,27 +112,30 @@ def simulate_reference(
     return labelled_result(model, grid, states, u_grid, p)
 
 
-def labelled_result(model: Model, grid, states, u_grid, p) -> Result:
+def labelled_result(model: Model, grid, states, u_grid, p, method: str = "") -> Result:
     """States, inputs and outputs of a run of ``model`` as a Result: ``states`` (one row per time of
-    ``grid``) and the held inputs ``u_grid``, with the outputs computed at parameters ``p``."""
+    ``grid``) and the held inputs ``u_grid``, with the outputs computed at parameters ``p``; ``method`` names
+    the integrator."""
     n = len(model.states)
     y = model.outputs.map(len(grid))(states[:, :n].T, states[:, n:].T, u_grid.T, p).full().T
     coords = model.states
     names = coords + [f"der({c})" for c in coords] + model.inputs + model.output_names
     units = [c.unit for c in model.state_layout] + [c.unit + "/s" for c in model.state_layout]
     units += [s.unit for s in model.input_table] + model.output_units
-    return Result(grid, names, units, np.hstack([states, u_grid, y]))
+    return Result(grid, names, units, np.hstack([states, u_grid, y]), method)
 
 
-def reference_run(model, scenario, controller, p=None, progress=None, rtol: float = 1e-10,
-                  atol: float = 1e-12) -> Result:
-    """A scenario's run of the Model, the controller applied with sample and hold.
+def reference_run(model, scenario, controller, p=None, progress=None, rtol: float | None = None,
+                  atol: float | None = None, integrator: str | None = None) -> Result:
+    """A scenario's run of the Model, the controller applied with sample and hold; its ``method`` names the
+    integrator.
 
     Open loop, CVODES (BDF) integrates each stretch of constant input in one
-    go. In closed loop the compiled one-step DOP853 integrator
+    go. In closed loop a compiled one-step integrator
     (``flexfmu.harness.running.compiled_reference``) runs every sample without a
-    restart; a sampled law is compiled into its loop, any other controller
-    (an FMU, a Python object) is called once per sample.
+    restart: DOP853, or ROS34PW2 where the arm is stiff at the scenario's step
+    (``flexfmu.harness.running.reference_steps.reference_integrator``); a sampled law is
+    compiled into its loop, any other controller (an FMU, a Python object) is called once per sample.
 
     Parameters
     ----------
@@ -145,19 +149,27 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
         Plant parameters (nominal by default).
     progress : callable, optional
         Called as progress(done, total) as the samples of a closed loop are done.
-    rtol, atol : float
-        Relative and absolute tolerances of the integrator.
+    rtol, atol : float, optional
+        Relative and absolute tolerances of the integrator (CVODES: 1e-10 and 1e-12; the compiled
+        integrator's own defaults, :data:`~flexfmu.harness.running.reference_steps.REFERENCE_INTEGRATORS`).
+    integrator : str, optional
+        Closed loop: the compiled integrator by name, a key of ``REFERENCE_INTEGRATORS`` (chosen from the arm's
+        stiffness when None).
     """
     from flexfmu.harness.running.compiled_reference import CompiledReference
+    from flexfmu.harness.running.reference_steps import REFERENCE_INTEGRATORS, reference_integrator
 
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.states)
     x0 = scenario.initial_state(model, p)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])
-        states = integrate_held(model, grid, x0, u_grid, p, rtol, atol, "bdf")
-        return labelled_result(model, grid, states, u_grid, p)
-    reference = CompiledReference(model, controller)
+        states = integrate_held(model, grid, x0, u_grid, p, rtol or 1e-10, atol or 1e-12, "bdf")
+        return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
+    if integrator is not None and integrator not in REFERENCE_INTEGRATORS:
+        raise ValueError(f"integrator must be one of {', '.join(REFERENCE_INTEGRATORS)}, got {integrator!r}")
+    integrator = REFERENCE_INTEGRATORS[integrator] if integrator else reference_integrator(model, scenario.step)
+    reference = CompiledReference(model, integrator, controller)
     measured_index = [model.output_names.index(name) for name in controller.inputs]
 
     def measure(x, u):
@@ -181,4 +193,4 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
                 progress(k + 1, count)
         states, applied = np.array(states), np.array(applied)
     last = np.asarray(controller(grid[-1], measure(states[-1], applied[-1])), float)
-    return labelled_result(model, grid, states, np.vstack([applied, last]), p)
+    return labelled_result(model, grid, states, np.vstack([applied, last]), p, integrator.name)

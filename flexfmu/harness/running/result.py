@@ -11,12 +11,14 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Result:
-    """Time series of named signals: ``values[k, j]`` is signal j at ``time[k]``."""
+    """Time series of named signals: ``values[k, j]`` is signal j at ``time[k]``; ``method`` says how they were
+    computed when it matters to a reader (the reference's integrator), else it is empty."""
 
     time: np.ndarray
     names: list[str]
     units: list[str]
     values: np.ndarray
+    method: str = ""
 
     def __getitem__(self, name: str) -> np.ndarray:
         try:

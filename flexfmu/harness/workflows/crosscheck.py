@@ -1,7 +1,8 @@
 """Cross-validation of one arm in one scenario, and of every example arm.
 
 The runs are rows of one table, :data:`RUNS`: the reference (the Model's
-graph integrated by compiled DOP853, ``flexfmu.harness.running.reference``),
+graph integrated by compiled DOP853, or ROS34PW2 for a stiff arm,
+``flexfmu.harness.running.reference``; the report names which),
 for a Model whose flexible bodies dropped modes the reference of the
 unreduced arm too (compared with the reference alone: the reduction error,
 apart from every run's integration error), the
@@ -325,7 +326,8 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     Returns
     -------
     dict
-        arm, scenario, description, seconds and horizon per run, errors of runs that failed,
+        arm, scenario, description, seconds and horizon per run, the reference's integrator (None when the
+        reference failed), errors of runs that failed,
         comparisons, the validity envelope (:func:`flexfmu.harness.reports.envelope.envelope_summary`, None for a
         rigid arm), the reference's figures (tracking, torques) and the plot files (None when the reference
         run failed: then nothing is plotted).
@@ -342,6 +344,7 @@ def assemble_case(case: CaseSetup, outcomes: dict, out: Path) -> dict:
     label = f"{model.arm.name}/{scenario.name}"
     entry = {"arm": model.arm.name, "scenario": scenario.name, "description": scenario.description,
              "runs": {name: outcomes[name][1] for name in results},
+             "reference_integrator": results["reference"].method if "reference" in results else None,
              "horizons": {name: float(result.time[-1]) for name, result in results.items()},
              "errors": errors, "comparisons": [c.as_dict() for c in comparisons],
              "envelope": envelope_summary(model, results, scenario.start_values(model)), "figures": {},

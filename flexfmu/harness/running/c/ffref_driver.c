@@ -1,12 +1,14 @@
 /* Driver of the compiled reference (flexfmu.harness.running.compiled_reference).
  *
  * Appended to CasADi's generated C, which defines casadi_real, casadi_int and
- *   ffref_step(x, u, p, h, rtol, atol) -> (x_next, error norm)   one DOP853 step
+ *   ffref_step(x, u, p, h, rtol, atol) -> (x_next, error norm)   one step (DOP853 or ROS34PW2)
  *   ffref_control(x, u, p, r, k) -> u                            the sampled law (closed loop only)
+ * and, before this file, FFREF_ERROR_ORDER: the power of h the step's error
+ * norm goes with (the step size controller's exponent is its inverse).
  *
  * ffref_run advances the arm over `count` samples of length `span`: at each
  * sample the input is the given one (open loop) or the law's (closed loop),
- * held while an adaptive DOP853 integrates to the next sample. A one-step
+ * held while the adaptive step integrates to the next sample. A one-step
  * method needs no restart where the held input jumps, and the step size is
  * carried from sample to sample. Written for flexfmu; no code from elsewhere.
  */
@@ -63,7 +65,7 @@ static int ffref_advance(ffref_work *work, casadi_real *x, casadi_real *x_next, 
     if (ffref_step(work->arg, work->res, work->iw, work->w, 0)) return 1;
     if (!isfinite(error)) error = 1e300;
     if (error < 1.0) {
-      factor = error == 0.0 ? FFREF_MAX_FACTOR : fmin(FFREF_MAX_FACTOR, FFREF_SAFETY * pow(error, -1.0 / 8.0));
+      factor = error == 0.0 ? FFREF_MAX_FACTOR : fmin(FFREF_MAX_FACTOR, FFREF_SAFETY * pow(error, -1.0 / FFREF_ERROR_ORDER));
       if (rejected) factor = fmin(1.0, factor);
       memcpy(x, x_next, sizeof(casadi_real) * nx);
       t += hs;
@@ -72,7 +74,7 @@ static int ffref_advance(ffref_work *work, casadi_real *x, casadi_real *x_next, 
       if (!(last && hs < h_try)) h_try = hs * factor;
       rejected = 0;
     } else {
-      h_try = hs * fmax(FFREF_MIN_FACTOR, FFREF_SAFETY * pow(error, -1.0 / 8.0));
+      h_try = hs * fmax(FFREF_MIN_FACTOR, FFREF_SAFETY * pow(error, -1.0 / FFREF_ERROR_ORDER));
       rejected = 1;
       if (h_try < tiny) return 1;
     }
