@@ -146,20 +146,40 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     q0, v0 = x[:n], x[n:]
     M, f, K, D = dynamics.mass_form(x, u, pc)
     c = ROS2_GAMMA * h
-    W = M + c * D + c**2 * K
-    ldl = ldl_functions(W.sparsity())
-    factors = ldl.factor(ca.project(W, ldl.factor.sparsity_in(0)))
-    k1v = ldl.solve(*factors, f - c * ca.mtimes(K, v0))
-    k1q = v0 + c * k1v
+    solve = stage_solver(M, K, D, c)
+    k1q, k1v = solve(v0, f)  # r_v = M^-1 f, so M r_v = f
     a2 = rhs(ca.vertcat(q0 + h * k1q, v0 + h * k1v), u, pc)[n:]
     rq, rv = v0 + h * k1v - 2 * k1q, a2 - 2 * k1v
-    k2v = ldl.solve(*factors, ca.mtimes(M, rv) - c * ca.mtimes(K, rq))
-    k2q = rq + c * k2v
+    k2q, k2v = solve(rq, ca.mtimes(M, rv))
     x_next = ca.vertcat(q0 + h * (1.5 * k1q + 0.5 * k2q), v0 + h * (1.5 * k1v + 0.5 * k2v))
     return ca.Function(name, [x, u, pc, h], [x_next], ["x", "u", "pc", "h"], ["x_next"])
 
 
 STEP_BUILDERS = {"rk4": rk4_step, "implicit": implicit_midpoint_step, "rosenbrock": rosenbrock_step}
+
+
+def stage_solver(M, K, D, c):
+    """The stage solve of a Rosenbrock-W step of M qdd = f - K q - D v with J linearised in the structure
+    (see :func:`rosenbrock_step`): one LDL of W = M + c D + c^2 K (``flexfmu.codegen.ldl``), and a function
+    (r_q, M r_v) -> (k_q, k_v) = (I - c J)^-1 [r_q; r_v], with k_v = W^-1 (M r_v - c K r_q) and
+    k_q = r_q + c k_v. It takes M r_v rather than r_v: where r_v = M^-1 f that product is f itself.
+
+    Parameters
+    ----------
+    M, K, D : casadi.MX
+        Mass, stiffness and damping matrices at the step's start.
+    c : casadi.MX
+        gamma h of the method.
+    """
+    W = M + c * D + c**2 * K
+    ldl = ldl_functions(W.sparsity())
+    factors = ldl.factor(ca.project(W, ldl.factor.sparsity_in(0)))
+
+    def solve(r_q, mass_times_r_v):
+        k_v = ldl.solve(*factors, mass_times_r_v - c * ca.mtimes(K, r_q))
+        return r_q + c * k_v, k_v
+
+    return solve
 
 
 def step_function(dynamics: CompiledDynamics, integrator: str, name: str = "step") -> ca.Function:

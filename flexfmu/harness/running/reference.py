@@ -164,7 +164,8 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     x0 = scenario.initial_state(model, p)
     if controller.open_loop:
         u_grid = np.array([controller(t, None) for t in grid])
-        states = integrate_held(model, grid, x0, u_grid, p, rtol or 1e-10, atol or 1e-12, "bdf")
+        states = integrate_held(model, grid, x0, u_grid, p, 1e-10 if rtol is None else rtol,
+                                1e-12 if atol is None else atol, "bdf")
         return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
     if integrator is not None and integrator not in REFERENCE_INTEGRATORS:
         raise ValueError(f"integrator must be one of {', '.join(REFERENCE_INTEGRATORS)}, got {integrator!r}")

@@ -74,8 +74,7 @@ import casadi as ca
 import numpy as np
 import scipy.integrate
 
-from flexfmu.codegen.ldl import ldl_functions
-from flexfmu.integrate import default_integrator, highest_frequency
+from flexfmu.integrate import default_integrator, highest_frequency, stage_solver
 
 
 def dop853_step(model) -> ca.Function:
@@ -153,15 +152,11 @@ def ros34pw2_function(f: ca.Function, blocks: ca.Function) -> ca.Function:
     a, C, m, m_hat = transformed_tableau()
     M, K, D = blocks(x, u, p)
     c = ROS34PW2_GAMMA * h
-    W = M + c * D + c**2 * K
-    ldl = ldl_functions(W.sparsity())
-    factors = ldl.factor(ca.project(W, ldl.factor.sparsity_in(0)))
+    stage = stage_solver(M, K, D, c)
 
     def solve(r):
         """(I - c J)^-1 r for r = [r_q; r_v]."""
-        rq, rv = r[:n], r[n:]
-        kv = ldl.solve(*factors, ca.mtimes(M, rv) - c * ca.mtimes(K, rq))
-        return ca.vertcat(rq + c * kv, kv)
+        return ca.vertcat(*stage(r[:n], ca.mtimes(M, r[n:])))
 
     stages = []
     for i in range(4):
