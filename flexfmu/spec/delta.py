@@ -144,7 +144,7 @@ class Elements:
     (paper 003 section 5.2: ``linear-cubic`` = linear axial and torsion, cubic
     bending; ``cubic-quintic`` = cubic axial and torsion, quintic bending),
     ``axial_load`` (geometric stiffness of the axial force, section 3.4) and
-    Rayleigh damping ``alpha M + beta K`` of the elastic coordinates; how the links are reduced
+    Rayleigh damping ``alpha M + beta K`` of the links' deformation rates; how the links are reduced
     (``reduction``: ``craig-bampton`` keeps each link's joint values and its fixed-interface modes up to
     ``cutoff`` rad/s, or the ``modes`` lowest when given; ``none`` keeps every nodal value)."""
 

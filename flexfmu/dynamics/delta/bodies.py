@@ -170,6 +170,17 @@ class FlexibleLink:
         local = inv.length**2 / 2 * ca.DM([1.0, 0.0, 0.0]) + ca.mtimes(ca.DM(inv.first_moment), xi)
         return -mu * (inv.length * ca.dot(g, origin) + ca.dot(ca.mtimes(rotation.T, g), local))
 
+    def elastic_mass(self):
+        """M_xi of the link's coordinate rates alone (translation and torsion): the mass of its deformation
+        relative to its frame."""
+        return (self.section.mass_per_length * self._sum_products
+                + self.section.torsion_inertia * ca.DM(self.inv.twist_mass))
+
+    def damping(self, alpha, beta):
+        """The Rayleigh damping matrix alpha M_xi + beta K_xi of the link's coordinate rates (strain stiffness
+        only: material damping does not see the axial load)."""
+        return alpha * self.elastic_mass() + beta * self.stiffness()
+
     def strain(self, xi):
         """Strain energy 1/2 xi' K_xi xi (axial, both bendings, torsion)."""
         return 0.5 * ca.bilin(self.stiffness(), xi, xi)

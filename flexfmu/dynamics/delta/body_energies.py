@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies
+from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies, chain_frames
 from flexfmu.dynamics.delta.bodies import FlexibleLink, link_invariants
+from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
 from flexfmu.dynamics.delta.reduction import VALUE_NAMES, VALUE_UNITS, LinkBasis
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.modes.elements import JOINT_VALUES, NodeLayout
@@ -162,6 +163,32 @@ class BodyEnergies(RobotEnergies):
             W = ca.mtimes(R.T, ca.jtimes(R, z, z_dot))
             omega = ca.vertcat(W[2, 1], W[0, 2], W[1, 0])
             total += self.bodies[link].kinetic(a, omega, xi, ca.jtimes(xi, z, z_dot))
+        return total
+
+    def chain_dissipation(self, f: ChainFrames, platform, local, z, z_dot, alpha, beta):
+        """Rayleigh dissipation 1/2 sum xi_rate' (alpha M_xi + beta K_xi) xi_rate of one chain's links
+        (arguments as for :meth:`chain_kinetic`), xi_rate the total rate of each link's coordinates along
+        ``z_dot``: the rate of its deformation in its own frame, whatever moves it (its own coordinates, or
+        the motors turning a deformed neighbour's tip into its frame). Taken over every coordinate, not only
+        the elastic ones, it is the same whatever coordinates describe the links (full nodal values or a
+        Craig-Bampton basis)."""
+        coordinates = self.link_coordinates(f, platform, local)
+        total = 0
+        for link in LINKS:
+            rate = ca.jtimes(coordinates[link], z, z_dot)
+            total += 0.5 * ca.bilin(self.bodies[link].damping(alpha, beta), rate, rate)
+        return total
+
+    def dissipation(self, theta, d, theta_dot, d_dot, q, q_dot, alpha, beta):
+        """Rayleigh dissipation of the robot at (``theta``, ``d``) with rates (``theta_dot``, ``d_dot``) (``q``,
+        ``q_dot`` as for :meth:`kinetic`): every link's (:meth:`chain_dissipation`) and alpha times the
+        kinetic energy of the platform's elastic motion."""
+        P = forward_kinematics(theta, self.dims)
+        platform, chains = self.split(d)
+        total = alpha * self.platform_kinetic(ca.DM.zeros(3), d_dot[0:6])
+        for i, local in enumerate(chains):
+            total += self.chain_dissipation(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,
+                                            q, q_dot, alpha, beta)
         return total
 
     def chain_stiffness(self, f: ChainFrames, platform, local, tension, variables):

@@ -17,8 +17,14 @@ the same element matrices, the Coriolis and centrifugal terms of the rotating
 frames, the inertial and gravity loads; see docs/delta.md.
 
 Dissipation: viscous friction on the motors and Rayleigh damping
-alpha M_dd + beta K_dd on the elastic rates (M_dd the elastic block of M,
-K_dd the elastic stiffness, both at the current pose).
+alpha M_xi + beta K_xi on each link's deformation rates (the total rates of
+its coordinates in its own frame, M_xi and K_xi its elastic mass and strain
+stiffness), plus alpha times the platform's mass and inertia on its elastic
+rates. Damping on the rates of the elastic coordinates alone would depend on
+which coordinates describe the links: with the motors turning, a deformed
+upper link's tip turns in the lower link's frame, a strain rate that full
+nodal values and a Craig-Bampton basis share out differently between the
+motor angles and the elastic coordinates.
 """
 
 from __future__ import annotations
@@ -136,19 +142,24 @@ class DeltaGraph:
         (``method`` must be ``energy``)."""
         if self._dynamics is not None:
             return self._dynamics
-        q, qd, P = self.q, self.qd, self.P
+        q, qd = self.q, self.qd
         T, V_gravity, V_strain, V_axial = self._lagrangian_terms()
         M, momentum = ca.hessian(T, qd)
         h = ca.jtimes(momentum, q, qd) - ca.gradient(T, q) + ca.gradient(V_gravity + V_strain + V_axial, q)
-        nd = self.d.numel()
-        d_rate = qd[3:]
-        elastic_momentum = momentum[3:]
-        rayleigh = (P["damping.alpha"] * ca.jtimes(elastic_momentum, d_rate, d_rate)
-                    + P["damping.beta"] * ca.jtimes(ca.gradient(V_strain, self.d), self.d, d_rate))
-        h += ca.vertcat(P["motor.viscous_friction"] * qd[:3], rayleigh)
-        B = ca.vertcat(ca.SX.eye(3), ca.SX(nd, 3))
+        h += ca.gradient(self._dissipation(), qd)
+        B = ca.vertcat(ca.SX.eye(3), ca.SX(self.d.numel(), 3))
         self._dynamics = (M, h, B)
         return self._dynamics
+
+    def _dissipation(self) -> ca.SX:
+        """Rayleigh's dissipation function R(q, qd), quadratic in qd: the motors' viscous friction and the
+        links' and platform's Rayleigh damping
+        (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.dissipation`); dR/dqd is the damping
+        force and its Hessian in qd the damping matrix."""
+        q, qd, P = self.q, self.qd, self.P
+        rayleigh = self.energy.dissipation(q[:3], q[3:], qd[:3], qd[3:], q, qd, P["damping.alpha"],
+                                           P["damping.beta"])
+        return 0.5 * P["motor.viscous_friction"] * ca.sumsqr(qd[:3]) + rayleigh
 
     def energies(self) -> tuple[ca.SX, ca.SX]:
         """Kinetic and potential (gravity, strain, axial-load) energy."""
@@ -212,19 +223,16 @@ class DeltaGraph:
         """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
         Gauss-Newton stiffness of the strain and axial-load energies over every coordinate
         (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness` of each chain: the links'
-        stiffness, and how the strain of deformed links resists the motor angles); D the damping
-        alpha M_dd + beta K_dd of the elastic rates (K_dd the elastic block of K: the Rayleigh damping, its
-        strain part taken with the axial load's), with the motors' viscous friction."""
-        q, P, energy = self.q, self.P, self.energy
+        stiffness, and how the strain of deformed links resists the motor angles); D the damping matrix, the
+        Hessian of the dissipation function in the rates (exact: the damping force is D qd)."""
+        q, energy = self.q, self.energy
         theta = q[:3]
         position = forward_kinematics(theta, self.dimensions)
         tensions = energy.tensions(theta, position) if energy.axial_load else [0, 0, 0]
         platform, chains = energy.split(q[3:])
         K = sum(energy.chain_stiffness(chain_frames(chain_frame(i), theta[i], position, self.dimensions), platform,
                                        local, tensions[i], q) for i, local in enumerate(chains))
-        M = self.dynamics("energy")[0]
-        D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
-                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])
+        D, _ = ca.hessian(self._dissipation(), self.qd)
         return K, D
 
     def compiled(self, model):
