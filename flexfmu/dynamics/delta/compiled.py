@@ -23,9 +23,9 @@ holds once:
   M_z = sum A' M_b A and c_z = sum A' (M_b dA/dt z' + Q_b) plus the
   potential's gradient, in half the arithmetic of differentiating T twice;
 * the assembly by the chain rule z = Z(q), z' = G(q) q': M = sum G' M_z G,
-  h = sum G' (c_z + M_z dG/dt q'), plus the platform, the rotors and
-  friction, block by block (small dense products: G is the identity but
-  for three rows).
+  h = sum G' (c_z + M_z dG/dt q'), plus the platform, the rotors, friction
+  and the platform's Rayleigh damping, block by block (small dense products: G is the
+  identity but for three rows).
 
 The solves are CasADi's sparse LDL' (compact loops in C). The result equals
 the Model's M and h (tests check it): a second assembly of the same
@@ -91,7 +91,7 @@ def _body_template(body, p, name: str) -> ca.Function:
 
 # the blocks of one chain's terms over theta (t), the platform's elastic coordinates (p) and its own (o)
 CHAIN_BLOCKS = ("M_tt", "M_tp", "M_to", "M_pp", "M_po", "M_oo", "h_t", "h_p", "h_o")
-STRUCTURE_BLOCKS = tuple(f"{key}_{part}" for key in "KD" for part in ("tt", "tp", "to", "pp", "po", "oo"))
+STIFFNESS_BLOCKS = ("K_tt", "K_tp", "K_to", "K_pp", "K_po", "K_oo")
 
 
 class _ChainSymbols:
@@ -108,13 +108,6 @@ class _ChainSymbols:
                                                self.angles[2], self.energy.dims)
         self.coordinates = self.energy.link_coordinates(self.frames, self.elastic[0:6], self.elastic[6:])
         self.potential = self.energy.chain_potential(self.frames, self.elastic[0:6], self.elastic[6:], self.tension)
-
-    def dissipation(self, rates):
-        """The chain's links' Rayleigh dissipation function at the rates ``rates`` of z
-        (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_dissipation`)."""
-        P = self.energy.P
-        return self.energy.chain_dissipation(self.frames, self.elastic[0:6], self.elastic[6:], self.z, rates,
-                                             P["damping.alpha"], P["damping.beta"])
 
     def blocks(self, key: str, upper, matrix) -> dict:
         """The blocks ``key``_tt, _tp, _to of ``upper`` (the theta rows, already carried by g) and _pp, _po, _oo of
@@ -148,7 +141,8 @@ def _chain_template(graph) -> ca.Function:
         c += ca.mtimes(A.T, ca.mtimes(M_b, ca.jtimes(v, z, rates)) + Q_b)
     gravity, strain, axial = c_.potential
     c += ca.gradient(gravity + strain + axial, z) + ca.mtimes(M[:, 1:3], angle_drift)
-    c += ca.gradient(c_.dissipation(rates), rates)
+    c += ca.gradient(energy.chain_dissipation(c_.frames, elastic[0:6], elastic[6:], z, rates,
+                                              energy.P["damping.alpha"], energy.P["damping.beta"]), rates)
     h_t = ca.mtimes(g.T, c[0:3])
     if energy.axial_load:
         h_t += dtension * ca.gradient(axial, c_.tension)
@@ -161,23 +155,19 @@ def _chain_template(graph) -> ca.Function:
                        [ca.densify(blocks[key]) for key in CHAIN_BLOCKS], names, list(CHAIN_BLOCKS), {"cse": True})
 
 
-def _structure_template(graph) -> ca.Function:
-    """(angles, elastic, g, tension, chain angle, p) -> the :data:`STRUCTURE_BLOCKS` of one chain, carried to
-    (theta; elastic): K the Gauss-Newton stiffness of its strain and axial-load energies
+def _stiffness_template(graph) -> ca.Function:
+    """(angles, elastic, g, tension, chain angle, p) -> the :data:`STIFFNESS_BLOCKS` of one chain: the
+    Gauss-Newton stiffness of its strain and axial-load energies
     (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness`) over every coordinate of z,
-    the stiff part of the Jacobian, with how the strain of a deformed chain resists the joint angles; D its
-    links' damping matrix, the Hessian of their dissipation function in z'."""
+    carried to (theta; elastic): the stiff part of the Jacobian, with how the strain of a deformed chain
+    resists the joint angles."""
     c_ = _ChainSymbols(graph)
     K_z = c_.energy.chain_stiffness(c_.frames, c_.elastic[0:6], c_.elastic[6:], c_.tension, c_.z)
-    rates = ca.SX.sym("rates", c_.z.numel())
-    D_z, _ = ca.hessian(c_.dissipation(rates), rates)
-    blocks = {}
-    for key, matrix in (("K", K_z), ("D", D_z)):
-        upper = ca.mtimes(c_.g.T, ca.horzcat(ca.mtimes(matrix[0:3, 0:3], c_.g), matrix[0:3, 3:]))
-        blocks |= c_.blocks(key, upper, matrix[3:, 3:])
+    upper = ca.mtimes(c_.g.T, ca.horzcat(ca.mtimes(K_z[0:3, 0:3], c_.g), K_z[0:3, 3:]))
+    blocks = c_.blocks("K", upper, K_z[3:, 3:])
     names = ["angles", "elastic", "g", "tension", "chain_angle", "p"]
-    return ca.Function("delta_chain_structure", [c_.angles, c_.elastic, c_.g, c_.tension, c_.chain_angle, c_.p],
-                       [ca.densify(blocks[key]) for key in STRUCTURE_BLOCKS], names, list(STRUCTURE_BLOCKS),
+    return ca.Function("delta_chain_stiffness", [c_.angles, c_.elastic, c_.g, c_.tension, c_.chain_angle, c_.p],
+                       [ca.densify(blocks[key]) for key in STIFFNESS_BLOCKS], names, list(STIFFNESS_BLOCKS),
                        {"cse": True})
 
 
@@ -188,7 +178,7 @@ class _Assembly:
         self.graph = graph
         self.kinematics = _kinematics_template(graph)
         self.chain = _chain_template(graph)
-        self.structure_blocks = _structure_template(graph)
+        self.stiffness = _stiffness_template(graph)
         self.platform = self._platform_template()
         self.m = graph.elastic.chain_size
         self.n = 3 + graph.elastic.size
@@ -213,7 +203,7 @@ class _Assembly:
         return ca.Function("delta_platform", [J, drift, rate, platform_rate, self.graph.p],
                            [ca.densify(x) for x in (M_tt, M_tp, M_pp, h_t, h_p)], {"cse": True})
 
-    def _chains(self, q, qd, p, template, structure=False):
+    def _chains(self, q, qd, p, template, stiffness=False):
         """Per chain (its first own coordinate in q, its blocks of ``template``), and the kinematics' outputs."""
         m, theta, rate = self.m, q[:3], qd[:3]
         J, drift, J_angles, angle_drift, angles, tensions, dtension = self.kinematics(theta, rate, p)
@@ -223,9 +213,9 @@ class _Assembly:
             elastic = ca.vertcat(q[3:9], q[offset:offset + m])
             g = ca.vertcat(ca.MX(ca.DM.eye(3)[i, :]), J_angles[i, :], J_angles[3 + i, :])
             z_angles = ca.vertcat(theta[i], angles[i], angles[3 + i])
-            if structure:
+            if stiffness:
                 outputs = template(z_angles, elastic, g, tensions[i], CHAIN_ANGLES[i], p)
-                names = STRUCTURE_BLOCKS
+                names = STIFFNESS_BLOCKS
             else:
                 rates = ca.vertcat(ca.mtimes(g, rate), qd[3:9], qd[offset:offset + m])
                 outputs = template(z_angles, elastic, rates, g, ca.vertcat(angle_drift[i], angle_drift[3 + i]),
@@ -235,32 +225,38 @@ class _Assembly:
         return chains, (J, drift)
 
     def dynamics(self, q, qd, p):
-        """(M, h) at (q, qd): M qdd + h = B u (MX: calls of the templates, blocks put together). Chain i's own
-        coordinates sit at 9 + i m; the platform's (3..8) are shared."""
+        """(M, h, blocks) at (q, qd): M qdd + h = B u (MX: calls of the templates, blocks put together), and
+        the blocks of M by name (the shared ones summed over the chains, then per chain) for
+        :meth:`structure`. Chain i's own coordinates sit at 9 + i m; the platform's (3..8) are shared."""
         chains, (J, drift) = self._chains(q, qd, p, self.chain)
         shared = dict(zip(("M_tt", "M_tp", "M_pp", "h_t", "h_p"), self.platform(J, drift, qd[:3], qd[3:9], p)))
         for _, blocks in chains:
             shared = {key: shared[key] + blocks[key] for key in shared}
         M = _from_blocks(self.n, _symmetric_placements(shared, chains, "M"))
         h = ca.vertcat(shared["h_t"], shared["h_p"], *(blocks["h_o"] for _, blocks in chains))
-        return M, h
+        return M, h, (shared, chains)
 
-    def structure(self, q, p):
-        """(K, D) at q, for the stiff integrators' iteration matrices: the elastic stiffness (the Gauss-Newton
-        stiffness of the strain and axial-load energy over every coordinate) and the damping matrix (the
-        motors' friction, the platform's alpha diag(m, m, m, I) and the links' Rayleigh damping)."""
-        chains, _ = self._chains(q, ca.MX(q.numel(), 1), p, self.structure_blocks, structure=True)
-        parameter = {name: p[k] for name, k in self.index.items()}
-        platform = parameter["damping.alpha"] * ca.diag(ca.vertcat(
-            *[parameter["platform.mass"]] * 3, *(parameter[f"platform.inertia.{axis}"] for axis in "xyz")))
-        own = {"K": ca.MX(3, 3), "D": parameter["motor.viscous_friction"] * ca.MX.eye(3)}
-        matrices = []
-        for key, pp in (("K", ca.MX(6, 6)), ("D", platform)):
-            shared = {f"{key}_tt": own[key], f"{key}_tp": ca.MX(3, 6), f"{key}_pp": pp}
-            for _, blocks in chains:
-                shared = {name: shared[name] + blocks[name] for name in shared}
-            matrices.append(_from_blocks(self.n, _symmetric_placements(shared, chains, key)))
-        return tuple(matrices)
+    def structure(self, q, p, mass_blocks):
+        """(K, D) at q, for the stiff integrators' iteration matrices, from the stiffness template and the
+        ``mass_blocks`` of :meth:`dynamics` at the same q: K the elastic stiffness (the Gauss-Newton stiffness of
+        the strain and axial-load energy over every coordinate), D the damping as
+        :meth:`flexfmu.dynamics.delta.graph.DeltaGraph.pose_structure` defines it (the motors' friction and
+        alpha M + beta K over the elastic coordinates)."""
+        chains, _ = self._chains(q, ca.MX(q.numel(), 1), p, self.stiffness, stiffness=True)
+        shared = {key: ca.MX(*shape) for key, shape in (("K_tt", (3, 3)), ("K_tp", (3, 6)), ("K_pp", (6, 6)))}
+        for _, blocks in chains:
+            shared = {key: shared[key] + blocks[key] for key in shared}
+        K = _from_blocks(self.n, _symmetric_placements(shared, chains, "K"))
+        alpha, beta = (p[self.index[f"damping.{name}"]] for name in ("alpha", "beta"))
+        mass_shared, mass_chains = mass_blocks
+        damping = {"D_pp": alpha * mass_shared["M_pp"] + beta * shared["K_pp"]}
+        damping_chains = [(first, {f"D_{part}": alpha * masses[f"M_{part}"] + beta * stiff[f"K_{part}"]
+                                   for part in ("po", "oo")})
+                          for (first, masses), (_, stiff) in zip(mass_chains, chains)]
+        friction = p[self.index["motor.viscous_friction"]] * ca.MX.ones(3)
+        D = _from_blocks(self.n, [(0, 0, ca.diag(friction), False)]
+                         + _symmetric_placements(damping, damping_chains, "D", theta_blocks=False))
+        return K, D
 
 
 def _seeded(observed, q, qd, qdd, p, s, x, dx, dqdd, n):
@@ -273,16 +269,19 @@ def _seeded(observed, q, qd, qdd, p, s, x, dx, dqdd, n):
     return seed(x, qdd, p, s, dx, dqdd)
 
 
-def _symmetric_placements(shared: dict, chains, key: str) -> list:
+def _symmetric_placements(shared: dict, chains, key: str, theta_blocks: bool = True) -> list:
     """The placements (row, column, block, transposed) of the symmetric q x q matrix ``key``: the blocks
     ``shared`` by the chains (tt, tp, pp), then each chain's own (po, oo, to), every upper block also placed
-    transposed below the diagonal."""
-    out = [(3, 3, shared[f"{key}_pp"], False), (0, 0, shared[f"{key}_tt"], False)]
-    upper = [(0, 3, shared[f"{key}_tp"])]
+    transposed below the diagonal; without ``theta_blocks`` the matrix has no theta rows."""
+    out = [(3, 3, shared[f"{key}_pp"], False)]
+    upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
+    if theta_blocks:
+        out.append((0, 0, shared[f"{key}_tt"], False))
     for first, blocks in chains:
         out.append((first, first, blocks[f"{key}_oo"], False))
         upper.append((3, first, blocks[f"{key}_po"]))
-        upper.append((0, first, blocks[f"{key}_to"]))
+        if theta_blocks:
+            upper.append((0, first, blocks[f"{key}_to"]))
     return out + [(row, column, block, False) for row, column, block in upper] + [
         (column, row, block, True) for row, column, block in upper]
 
@@ -329,9 +328,9 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     xm, um, pcm = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", npar + c.numel())
     q, qd, p, s = xm[:n], xm[n:], pcm[:npar], pcm[npar:]
     B = ca.vertcat(ca.MX.eye(3), ca.MX(n - 3, 3))
-    M, h = assembly.dynamics(q, qd, p)
+    M, h, blocks = assembly.dynamics(q, qd, p)
     f = ca.mtimes(B, um) - h
-    K, D = assembly.structure(q, p)
+    K, D = assembly.structure(q, p, blocks)
     mass_form = ca.Function("mass_form", [xm, um, pcm], [M, f, K, D], ["x", "u", "pc"], ["M", "f", "K", "D"])
     # M qdd = f by an LDL' factor in straight-line code (flexfmu.codegen.ldl)
     ldl = ldl_functions(M.sparsity())

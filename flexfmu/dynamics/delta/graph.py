@@ -223,16 +223,22 @@ class DeltaGraph:
         """(K(q), D(q)), the stiff part of the dynamics' Jacobian at q that the stiff integrators hold: K the
         Gauss-Newton stiffness of the strain and axial-load energies over every coordinate
         (:meth:`~flexfmu.dynamics.delta.body_energies.BodyEnergies.chain_stiffness` of each chain: the links'
-        stiffness, and how the strain of deformed links resists the motor angles); D the damping matrix, the
-        Hessian of the dissipation function in the rates (exact: the damping force is D qd)."""
-        q, energy = self.q, self.energy
+        stiffness, and how the strain of deformed links resists the motor angles); D the motors' friction and
+        alpha M_dd + beta K_dd over the elastic coordinates (M_dd, K_dd the elastic blocks of M and K). With the
+        motors at rest that is the Hessian of the dissipation function in the rates but for the axial load's
+        share in K_dd; the motor rows of the links' damping, of the order of their deformation, are left out.
+        The stiff integrators are W-methods: this matrix sets their stability, not their order, and the
+        exact Hessian would triple the cost of the iteration matrix in the FMU's step."""
+        q, P, energy = self.q, self.P, self.energy
         theta = q[:3]
         position = forward_kinematics(theta, self.dimensions)
         tensions = energy.tensions(theta, position) if energy.axial_load else [0, 0, 0]
         platform, chains = energy.split(q[3:])
         K = sum(energy.chain_stiffness(chain_frames(chain_frame(i), theta[i], position, self.dimensions), platform,
                                        local, tensions[i], q) for i, local in enumerate(chains))
-        D, _ = ca.hessian(self._dissipation(), self.qd)
+        M = self.dynamics("energy")[0]
+        D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
+                       P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])
         return K, D
 
     def compiled(self, model):
