@@ -71,14 +71,19 @@ def outcome(kind: str, item, tmp_path) -> str:
 
 def check_mutants(seed: int, numbered: list, folder: Path) -> collections.Counter:
     """The outcomes of the ``numbered`` mutants ((index, (kind, item)) of seed ``seed``), with ``folder`` for
-    their files; the first failure raises naming the mutant."""
-    counts = collections.Counter()
+    their files; the first failure raises naming the mutant. A mutant equal to one already checked (about one
+    in six: small edits of the same example often coincide) takes its outcome: checking it again would
+    repeat the same computation."""
+    counts, seen = collections.Counter(), {}
     folder.mkdir(exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # numpy overflow while sampling absurd shapes
         for index, (kind, item) in numbered:
+            key = (kind, item if kind == "toml" else repr(item))
             try:
-                counts[outcome(kind, item, folder)] += 1
+                if key not in seen:
+                    seen[key] = outcome(kind, item, folder)
+                counts[seen[key]] += 1
             except Exception as error:
                 raise AssertionError(f"mutant {index} of seed {seed} ({kind}): {type(error).__name__}: {error}\n"
                                      f"{item!r}"[:3000]) from error
