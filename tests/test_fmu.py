@@ -19,6 +19,7 @@ from flexfmu.control.controllers import HeldInputs
 from flexfmu.harness.running.reference import simulate_reference
 from flexfmu.harness.running.runner import run_fmu
 from flexfmu.targets import ExportError, ExportSettings, export_fmu
+from flexfmu.targets.build import local_includes
 from flexfmu.targets.validate import validate_fmu
 from tests.conftest import EXAMPLE_ARMS, example_model, unzipped
 
@@ -351,22 +352,40 @@ def _tip_run(fmu, step: float) -> np.ndarray:
 
 
 @pytest.mark.compiler
+def test_an_object_is_keyed_by_the_headers_its_source_includes_through_one_another(tmp_path):
+    """The object cache's key follows #include "..." chains inside the sources folder, and only them: a
+    header nobody includes does not change the key of a source, one included through another does."""
+    (tmp_path / "a.c").write_text('#include <math.h>\n#include "b.h"\nint a;\n')
+    (tmp_path / "b.h").write_text('  #  include "c.h"\n#include "missing.h"\n')
+    (tmp_path / "c.h").write_text('#include "b.h"\n')  # a cycle ends
+    (tmp_path / "d.h").write_text("int d;\n")
+    assert local_includes(tmp_path, "a.c") == ["b.h", "c.h"]
+
+
 def test_a_re_export_with_another_step_reuses_the_compiled_model_code(tmp_path, monkeypatch):
-    """The objects of the generated model code are cached by content: re-exported with another communication
-    step, an arm compiles only its small files, and the FMU built from the cached objects runs exactly like one
-    compiled afresh; another arm's code adds objects of its own."""
+    """Every object is cached by content: re-exported with another communication step, an arm compiles at
+    most its model_data.c, and the FMU built from the cached objects runs exactly like one compiled afresh;
+    another arm compiles its own model code and reuses the runtime and FMI glue."""
     monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "cache"))
     settings = ExportSettings(platforms=("linux64",))
     model = example_model("rigid_2link")
+
+    def objects():
+        return set((tmp_path / "cache").glob("object-*.o"))
+
+    def files(paths):
+        return {path.name.split("-")[1] for path in paths}
+
     export_fmu(model, tmp_path / "first.fmu", settings)
-    objects = sorted((tmp_path / "cache").glob("object-*.o"))
-    assert {path.name.split("-")[1] for path in objects} == {"model_functions", "model_directional"}
+    first = objects()
+    assert {"model_functions", "model_directional", "model_data", "ffmu_instance", "fmi2_glue"} <= files(first)
     cached = export_fmu(model, tmp_path / "cached.fmu", dataclasses.replace(settings, communication_step=2e-3))
-    assert sorted((tmp_path / "cache").glob("object-*.o")) == objects
+    assert files(objects() - first) <= {"model_data"}
     monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "fresh-cache"))
     fresh = export_fmu(model, tmp_path / "fresh.fmu", dataclasses.replace(settings, communication_step=2e-3))
     run = _tip_run(cached.path, 2e-3)
     assert np.ptp(run[:, 0]) > 1e-3 and np.array_equal(run, _tip_run(fresh.path, 2e-3))
     monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "cache"))
+    before = objects()
     export_fmu(example_model("subudhi_morris_2link"), tmp_path / "other.fmu", settings)
-    assert len(list((tmp_path / "cache").glob("object-*.o"))) == 2 * len(objects)
+    assert files(objects() - before) == {"model_functions", "model_directional", "model_data"}
