@@ -304,27 +304,33 @@ class RobotEnergies:
         m = self.layout.chain_size
         return d[0:6], [d[6 + i * m:6 + (i + 1) * m] for i in range(3)]
 
+    def posed_chains(self, theta, d):
+        """(P, platform, [(frames, local)]) at (``theta``, ``d``): the rigid robot's platform centre, the
+        platform's six elastic coordinates and, per chain, its :class:`ChainFrames` with its own elastic
+        coordinates: what every whole-robot sum over the chains starts from."""
+        P = forward_kinematics(theta, self.dims)
+        platform, chains = self.split(d)
+        return P, platform, [(chain_frames(chain_frame(i), theta[i], P, self.dims), local)
+                             for i, local in enumerate(chains)]
+
     def kinetic(self, theta, d, theta_dot, d_dot, q, q_dot):
         """Kinetic energy of the robot at (``theta``, ``d``) with rates (``theta_dot``, ``d_dot``); ``q`` and
         ``q_dot`` are the symbols the configuration depends on and their rates."""
-        P = forward_kinematics(theta, self.dims)
-        platform, chains = self.split(d)
+        P, platform, chains = self.posed_chains(theta, d)
         total = self.platform_kinetic(ca.jtimes(P, q, q_dot), d_dot[0:6]) + self.rotor_kinetic(theta_dot)
-        for i, local in enumerate(chains):
-            total += self.chain_kinetic(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local, q, q_dot)
+        for frames, local in chains:
+            total += self.chain_kinetic(frames, platform, local, q, q_dot)
         return total
 
     def potential(self, theta, d, tensions=None):
         """(gravity, strain, axial) potential energies of the robot at (``theta``, ``d``), the axial load's
         with the lower links' static ``tensions`` (3, N; None: :meth:`tensions` at the pose)."""
-        P = forward_kinematics(theta, self.dims)
-        platform, chains = self.split(d)
+        P, platform, chains = self.posed_chains(theta, d)
         if tensions is None:
             tensions = self.tensions(theta, P) if self.axial_load else [0, 0, 0]
         gravity, strain, axial = self.platform_gravity(P, platform), 0, 0
-        for i, local in enumerate(chains):
-            parts = self.chain_potential(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,
-                                         tensions[i])
+        for i, (frames, local) in enumerate(chains):
+            parts = self.chain_potential(frames, platform, local, tensions[i])
             gravity, strain, axial = gravity + parts[0], strain + parts[1], axial + parts[2]
         return gravity, strain, axial
 

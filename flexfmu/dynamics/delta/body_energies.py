@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 import casadi as ca
 
-from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies, chain_frames
+from flexfmu.dynamics.delta.assembly import LINKS, ChainFrames, PlatformThenChains, RobotEnergies
 from flexfmu.dynamics.delta.bodies import FlexibleLink, link_invariants
-from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
 from flexfmu.dynamics.delta.reduction import VALUE_NAMES, VALUE_UNITS, LinkBasis
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.modes.elements import JOINT_VALUES, NodeLayout
@@ -183,12 +182,10 @@ class BodyEnergies(RobotEnergies):
         """Rayleigh dissipation of the robot at (``theta``, ``d``) with rates (``theta_dot``, ``d_dot``) (``q``,
         ``q_dot`` as for :meth:`kinetic`): every link's (:meth:`chain_dissipation`) and alpha times the
         kinetic energy of the platform's elastic motion."""
-        P = forward_kinematics(theta, self.dims)
-        platform, chains = self.split(d)
+        _, platform, chains = self.posed_chains(theta, d)
         total = alpha * self.platform_kinetic(ca.DM.zeros(3), d_dot[0:6])
-        for i, local in enumerate(chains):
-            total += self.chain_dissipation(chain_frames(chain_frame(i), theta[i], P, self.dims), platform, local,
-                                            q, q_dot, alpha, beta)
+        for frames, local in chains:
+            total += self.chain_dissipation(frames, platform, local, q, q_dot, alpha, beta)
         return total
 
     def chain_stiffness(self, f: ChainFrames, platform, local, tension, variables):

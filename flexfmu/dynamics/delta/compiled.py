@@ -24,8 +24,8 @@ holds once:
   potential's gradient, in half the arithmetic of differentiating T twice;
 * the assembly by the chain rule z = Z(q), z' = G(q) q': M = sum G' M_z G,
   h = sum G' (c_z + M_z dG/dt q'), plus the platform, the rotors, friction
-  and the platform's Rayleigh damping, block by block (small dense products: G is the
-  identity but for three rows).
+  and the platform's Rayleigh damping, block by block (small dense
+  products: G is the identity but for three rows).
 
 The solves are CasADi's sparse LDL' (compact loops in C). The result equals
 the Model's M and h (tests check it): a second assembly of the same

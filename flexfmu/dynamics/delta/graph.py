@@ -34,8 +34,7 @@ import numpy as np
 
 from flexfmu.dynamics import metadata as md
 from flexfmu.dynamics.delta.body_energies import BodyEnergies, chain_layout
-from flexfmu.dynamics.delta.assembly import chain_frames
-from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, chain_frame, forward_kinematics
+from flexfmu.dynamics.delta.kinematics import DeltaKinematics, Dimensions, forward_kinematics
 from flexfmu.dynamics.delta.reduction import link_bases, reduction_of
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
 from flexfmu.dynamics.parameters import ParameterSymbols
@@ -230,12 +229,10 @@ class DeltaGraph:
         The stiff integrators are W-methods: this matrix sets their stability, not their order, and the
         exact Hessian would triple the cost of the iteration matrix in the FMU's step."""
         q, P, energy = self.q, self.P, self.energy
-        theta = q[:3]
-        position = forward_kinematics(theta, self.dimensions)
-        tensions = energy.tensions(theta, position) if energy.axial_load else [0, 0, 0]
-        platform, chains = energy.split(q[3:])
-        K = sum(energy.chain_stiffness(chain_frames(chain_frame(i), theta[i], position, self.dimensions), platform,
-                                       local, tensions[i], q) for i, local in enumerate(chains))
+        position, platform, chains = energy.posed_chains(q[:3], q[3:])
+        tensions = energy.tensions(q[:3], position) if energy.axial_load else [0, 0, 0]
+        K = sum(energy.chain_stiffness(frames, platform, local, tensions[i], q)
+                for i, (frames, local) in enumerate(chains))
         M = self.dynamics("energy")[0]
         D = ca.diagcat(P["motor.viscous_friction"] * ca.SX.eye(3),
                        P["damping.alpha"] * M[3:, 3:] + P["damping.beta"] * K[3:, 3:])

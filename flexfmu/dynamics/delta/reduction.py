@@ -44,7 +44,8 @@ VALUE_NAMES = {("u", 0): "u", ("u", 1): "du", ("phi", 0): "phi", ("phi", 1): "dp
                ("v", 1): "dv", ("v", 2): "ddv", ("w", 0): "w", ("w", 1): "dw", ("w", 2): "ddw"}
 VALUE_UNITS = {("u", 0): "m", ("u", 1): "1", ("phi", 0): "rad", ("phi", 1): "rad/m", ("v", 0): "m",
                ("v", 1): "1", ("v", 2): "1/m", ("w", 0): "m", ("w", 1): "1", ("w", 2): "1/m"}
-MODE_UNIT = {"u": "m", "v": "m", "w": "m", "phi": "rad"}  # a mode is scaled to 1 at its largest nodal value (_interior_modes)
+# a mode is scaled to 1 at its largest nodal value (_interior_modes)
+MODE_UNIT = {"u": "m", "v": "m", "w": "m", "phi": "rad"}
 
 
 @dataclass(frozen=True)
