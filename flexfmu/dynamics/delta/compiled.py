@@ -338,7 +338,8 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     qdd_m = ldl.solve(*factors, f)
     state_derivative = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, qdd_m)],
                                    ["x", "u", "pc"], ["xdot"])
-    y_m = observed(q, qd, qdd_m, p, s)
+    # the Delta's outputs are positions and rates: unless they read qdd, the output function solves nothing
+    y_m = observed(q, qd, qdd_m if ca.depends_on(packed, qdd) else ca.MX.zeros(n), p, s)
     outputs = ca.Function("outputs", [xm, um, pcm], [y_m], ["x", "u", "pc"], ["y"])
     # forward derivatives: M dqdd = -(dM qdd - df) with qdd held, solved with the same factor, so the
     # factorisation itself is never differentiated (its derivative would be the largest code of all)
