@@ -13,7 +13,7 @@ import flexfmu
 from flexfmu.control.scenario import ScenarioError, load_scenario, scenario_names
 from flexfmu.harness.reports.compare import compare_runs
 from flexfmu.harness.running.result import Result
-from flexfmu.harness.workflows.crosscheck import all_cases, crosscheck, run_case
+from flexfmu.harness.workflows.crosscheck import all_cases, case_setup, crosscheck, run_case
 from tests.conftest import ARMS_DIR, example_model
 
 SUBUDHI = ARMS_DIR / "subudhi_morris_2link.toml"
@@ -203,6 +203,17 @@ def test_a_scenario_adapts_to_an_arm_without_flexible_links(tmp_path):
     compared = {c["output"] for c in case["comparisons"]}
     assert compared == {"joint[1].angle", "joint[2].angle", "tip.ay"}
     assert all(c["passed"] for c in case["comparisons"])
+
+
+@pytest.mark.parametrize("arm, scenario, rtol", [("yu_chen_2dof", "pd_circle", 1e-10),
+                                                  ("canadarm2_5link", "canadarm2_drop", 1e-9),
+                                                  ("kuo_delta", "delta_circle", 5e-9),
+                                                  ("kuo_delta", "delta_pick_place", 1e-8)])
+def test_model_exchange_runs_integrate_to_a_ten_thousandth_of_the_smallest_tolerance(arm, scenario, rtol):
+    """CVode's relative tolerance in a cross-check is 1e-4 of the smallest tolerance in the scenario's file
+    (1e-6, 1e-5, 5e-5 and 1.5e-4 here), bounded to [1e-10, 1e-8]: tight serial arms keep 1e-10, the Delta's
+    pick-and-place, restarted at every sample, takes 1e-8."""
+    assert case_setup(arm, scenario).model_exchange_rtol == pytest.approx(rtol, rel=1e-12)
 
 
 def test_a_scenario_naming_an_output_the_arm_lacks_is_a_clear_error():

@@ -291,7 +291,7 @@ class LoopSystem:
         states, figures = self._fold(d, values, t >= settle - 1e-9, t)
         theta_d = ca.SX(0, 1) if theta_d is None else theta_d
         return ca.Function("sample", [x, d, p, a, settle], [u, states, figures, theta_d],
-                           ["x", "d", "p", "a", "settle"], ["u", "states", "figures", "theta_d"])
+                           ["x", "d", "p", "a", "settle"], ["u", "states", "figures", "theta_d"], {"cse": True})
 
     def _fold(self, d, values, settled, t):
         """(the figures' discrete states after this sample, the figures up to and with it)."""
@@ -340,8 +340,13 @@ class LoopSystem:
         y = ca.vertcat(dynamics.outputs(x, u, pc), u, theta_d, figures)
         derivatives = ca.Function("derivatives", [xs, none, pcs], [xdot])
         outputs = ca.Function("outputs", [xs, none, pcs], [y])
+        # forward derivatives: the plant's own (which never differentiate its factorisations) along the
+        # state's seed and the controller's response to it
         dx, du = ca.MX.sym("dx", nx + nd), ca.MX.sym("du", 0)
+        du_plant = ca.jtimes(u, xs, dx)
+        dxdot, dy = dynamics.directional(x, u, pc, dx[:nx], du_plant)
+        dsample = ca.jtimes(ca.vertcat(theta_d, figures), xs, dx)
         directional = ca.Function("directional", [xs, none, pcs, dx, du],
-                                  [ca.jtimes(xdot, xs, dx), ca.jtimes(y, xs, dx)])
+                                  [ca.vertcat(dxdot, ca.MX.zeros(nd)), ca.vertcat(dy, du_plant, dsample)])
         return {"constants": constants, "step": step, "derivatives": derivatives, "outputs": outputs,
                 "directional": directional}

@@ -334,7 +334,7 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     mass_form = ca.Function("mass_form", [xm, um, pcm], [M, f, K, D], ["x", "u", "pc"], ["M", "f", "K", "D"])
     # M qdd = f by an LDL' factor in straight-line code (flexfmu.codegen.ldl)
     ldl = ldl_functions(M.sparsity())
-    factors = ldl.factor(ca.project(M, ldl.factor.sparsity_in(0)))
+    factors = ldl.factors(M)
     qdd_m = ldl.solve(*factors, f)
     state_derivative = ca.Function("state_derivative", [xm, um, pcm], [ca.vertcat(qd, qdd_m)],
                                    ["x", "u", "pc"], ["xdot"])
