@@ -171,7 +171,7 @@ def stage_solver(M, K, D, c):
     c : casadi.MX
         gamma h of the method.
     """
-    W = _iteration_matrix(M, K, D, c)
+    W = M + c * D + c**2 * K
     ldl = ldl_functions(W.sparsity())
     factors = ldl.factors(W)
 
@@ -180,16 +180,6 @@ def stage_solver(M, K, D, c):
         return r_q + c * k_v, k_v
 
     return solve
-
-
-def _iteration_matrix(M, K, D, c):
-    """W = M + c D + c^2 K as one straight-line Function of the matrices' nonzeros: sums of MX matrices of
-    different sparsity project and loop over each in turn (for the Delta's 921 nonzeros about six times the
-    instructions)."""
-    Ms, Ks, Ds = (ca.SX.sym(name, A.sparsity()) for name, A in (("M", M), ("K", K), ("D", D)))
-    gamma = ca.SX.sym("c")
-    combine = ca.Function("iteration_matrix", [Ms, Ks, Ds, gamma], [Ms + gamma * Ds + gamma**2 * Ks])
-    return combine(M, K, D, c)
 
 
 def step_function(dynamics: CompiledDynamics, integrator: str, name: str = "step") -> ca.Function:

@@ -249,13 +249,15 @@ class _Assembly:
         K = _from_blocks(self.n, _symmetric_placements(shared, chains, "K"))
         alpha, beta = (p[self.index[f"damping.{name}"]] for name in ("alpha", "beta"))
         mass_shared, mass_chains = mass_blocks
-        damping = {"D_pp": alpha * mass_shared["M_pp"] + beta * shared["K_pp"]}
-        damping_chains = [(first, {f"D_{part}": alpha * masses[f"M_{part}"] + beta * stiff[f"K_{part}"]
-                                   for part in ("po", "oo")})
+        # D has the motor rows of M as explicit zeros (but for the friction), so that M, K and D share one
+        # sparsity and the step's M + c D + c^2 K adds them entry by entry, with no projection
+        friction = p[self.index["motor.viscous_friction"]] * ca.MX.eye(3)
+        damping = {"D_pp": alpha * mass_shared["M_pp"] + beta * shared["K_pp"], "D_tt": friction,
+                   "D_tp": ca.MX.zeros(3, 6)}
+        damping_chains = [(first, {"D_to": ca.MX.zeros(3, self.m)} | {
+            f"D_{part}": alpha * masses[f"M_{part}"] + beta * stiff[f"K_{part}"] for part in ("po", "oo")})
                           for (first, masses), (_, stiff) in zip(mass_chains, chains)]
-        friction = p[self.index["motor.viscous_friction"]] * ca.MX.ones(3)
-        D = _from_blocks(self.n, [(0, 0, ca.diag(friction), False)]
-                         + _symmetric_placements(damping, damping_chains, "D", theta_blocks=False))
+        D = _from_blocks(self.n, _symmetric_placements(damping, damping_chains, "D"))
         return K, D
 
 
@@ -269,19 +271,15 @@ def _seeded(observed, q, qd, qdd, p, s, x, dx, dqdd, n):
     return seed(x, qdd, p, s, dx, dqdd)
 
 
-def _symmetric_placements(shared: dict, chains, key: str, theta_blocks: bool = True) -> list:
+def _symmetric_placements(shared: dict, chains, key: str) -> list:
     """The placements (row, column, block, transposed) of the symmetric q x q matrix ``key``: the blocks
     ``shared`` by the chains (tt, tp, pp), then each chain's own (po, oo, to), every upper block also placed
-    transposed below the diagonal; without ``theta_blocks`` the matrix has no theta rows."""
-    out = [(3, 3, shared[f"{key}_pp"], False)]
-    upper = [(0, 3, shared[f"{key}_tp"])] if theta_blocks else []
-    if theta_blocks:
-        out.append((0, 0, shared[f"{key}_tt"], False))
+    transposed below the diagonal."""
+    out = [(3, 3, shared[f"{key}_pp"], False), (0, 0, shared[f"{key}_tt"], False)]
+    upper = [(0, 3, shared[f"{key}_tp"])]
     for first, blocks in chains:
         out.append((first, first, blocks[f"{key}_oo"], False))
-        upper.append((3, first, blocks[f"{key}_po"]))
-        if theta_blocks:
-            upper.append((0, first, blocks[f"{key}_to"]))
+        upper += [(3, first, blocks[f"{key}_po"]), (0, first, blocks[f"{key}_to"])]
     return out + [(row, column, block, False) for row, column, block in upper] + [
         (column, row, block, True) for row, column, block in upper]
 
