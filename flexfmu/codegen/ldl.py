@@ -1,4 +1,4 @@
-"""Symmetric solves as SX Functions: LDL' factors and solves that generate straight-line C.
+"""Symmetric solves as SX Functions: LDL' factors, solves and sparse products that generate straight-line C.
 
 CasADi's ``solve(A, b, "ldl")`` on MX is a linear-solver node: in generated
 C a generic sparse factorisation with index loops (about 64,000
@@ -24,34 +24,22 @@ import casadi as ca
 
 @dataclass(frozen=True)
 class LdlFunctions:
-    """``factor``: A -> (D, LT); ``solve``: (D, LT, b) -> A^-1 b; ``product``: (A, b) -> A b, for matrices of one
-    symmetric sparsity. The product is straight-line code too: CasADi's sparse product of MX matrices loops over
-    index arrays, about three times the instructions (three products per step of the Delta's Rosenbrock step,
-    each with 921 nonzeros)."""
+    """``factor``: A -> (D, LT); ``solve``: (D, LT, b) -> A^-1 b, for matrices of one symmetric sparsity."""
 
     factor: ca.Function
     solve: ca.Function
-    product: ca.Function
-
-    def _within(self, A):
-        """``A`` (MX, its nonzeros within the pattern) on the pattern: projected only where its sparsity differs,
-        since a projection copies every nonzero in each call."""
-        pattern = self.factor.sparsity_in(0)
-        return A if A.sparsity() == pattern else ca.project(A, pattern)
 
     def factors(self, A):
-        """(D, LT) of ``A``."""
-        return self.factor(self._within(A))
-
-    def times(self, A, b):
-        """A b."""
-        return self.product(self._within(A), b)
+        """(D, LT) of ``A`` (MX, its nonzeros within the pattern), projected to the pattern only where its
+        sparsity differs: a projection copies every nonzero in each call."""
+        pattern = self.factor.sparsity_in(0)
+        return self.factor(A if A.sparsity() == pattern else ca.project(A, pattern))
 
 
 def ldl_functions(sparsity: ca.Sparsity) -> LdlFunctions:
     """The :class:`LdlFunctions` for matrices whose nonzeros lie within ``sparsity`` (made symmetric) and
-    right-hand side vectors: one set per pattern, shared by every graph that solves with it (so generated C
-    holds it once). Factor a matrix with :meth:`LdlFunctions.factors`, multiply with :meth:`LdlFunctions.times`."""
+    right-hand side vectors: one pair per pattern, shared by every graph that solves with it (so generated C
+    holds it once). Factor a matrix with :meth:`LdlFunctions.factors`."""
     pattern = sparsity + sparsity.T
     return _for_pattern(pattern.serialize())
 
@@ -66,5 +54,19 @@ def _for_pattern(serialized: str) -> LdlFunctions:
     Ds, LTs, b = ca.SX.sym("D", D.sparsity()), ca.SX.sym("LT", LT.sparsity()), ca.SX.sym("b", pattern.size1())
     solve = ca.Function(f"{name}_solve", [Ds, LTs, b], [ca.ldl_solve(b, Ds, LTs, permutation)], ["D", "LT", "b"],
                         ["x"], {"cse": True})
-    product = ca.Function(f"{name}_product", [A, b], [ca.mtimes(A, b)], ["A", "b"], ["Ab"])
-    return LdlFunctions(factor, solve, product)
+    return LdlFunctions(factor, solve)
+
+
+def sparse_product(A, b):
+    """A b for an MX matrix ``A`` and vector ``b``, as a call of straight-line code for A's sparsity (one
+    Function per sparsity, shared like the factors): CasADi's product of MX matrices loops over index arrays,
+    about three times the instructions (the Delta's Rosenbrock step takes three products with 921 nonzeros)."""
+    return _product_for(A.sparsity().serialize())(A, b)
+
+
+@lru_cache(maxsize=None)
+def _product_for(serialized: str) -> ca.Function:
+    sparsity = ca.Sparsity.deserialize(serialized)
+    A, b = ca.SX.sym("A", sparsity), ca.SX.sym("b", sparsity.size2())
+    name = f"product_{hashlib.sha256(serialized.encode()).hexdigest()[:8]}"
+    return ca.Function(name, [A, b], [ca.mtimes(A, b)], ["A", "b"], ["Ab"])

@@ -28,7 +28,7 @@ import math
 import casadi as ca
 import numpy as np
 
-from flexfmu.codegen.ldl import ldl_functions
+from flexfmu.codegen.ldl import ldl_functions, sparse_product
 from flexfmu.dynamics.model import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit", "rosenbrock")
@@ -150,7 +150,7 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     k1q, k1v = solve(v0, f)  # r_v = M^-1 f, so M r_v = f
     a2 = rhs(ca.vertcat(q0 + h * k1q, v0 + h * k1v), u, pc)[n:]
     rq, rv = v0 + h * k1v - 2 * k1q, a2 - 2 * k1v
-    k2q, k2v = solve(rq, ldl_functions(M.sparsity()).times(M, rv))
+    k2q, k2v = solve(rq, sparse_product(M, rv))
     x_next = ca.vertcat(q0 + h * (1.5 * k1q + 0.5 * k2q), v0 + h * (1.5 * k1v + 0.5 * k2v))
     return ca.Function(name, [x, u, pc, h], [x_next], ["x", "u", "pc", "h"], ["x_next"])
 
@@ -176,7 +176,7 @@ def stage_solver(M, K, D, c):
     factors = ldl.factors(W)
 
     def solve(r_q, mass_times_r_v):
-        k_v = ldl.solve(*factors, mass_times_r_v - c * ldl.times(K, r_q))
+        k_v = ldl.solve(*factors, mass_times_r_v - c * sparse_product(K, r_q))
         return r_q + c * k_v, k_v
 
     return solve
