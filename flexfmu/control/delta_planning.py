@@ -22,9 +22,10 @@ of :mod:`flexfmu.integrate` at ``internal_step``. The axial modes (17,000 rad/s 
 which set the FMU's RK4 step at 17 us, carry no motion of interest; the midpoint rule is stable for them,
 and at 0.5 ms its residual agrees with the FMU's to 0.3 % (the FMU check reports both). The run is
 JIT-compiled with the C compiler (0.7 s for the 1.2 s pick-and-place against 2.1 s interpreted). The
-Jacobian is by forward differences over the compiled run, evaluated in parallel threads: 10 s for 26
-coefficients, where CasADi's forward mode through the interpreted run (its LDL solves cannot be expanded
-to scalar graphs, which compiling derivatives would need) took 36 to 48 s.
+Jacobian is by forward differences over the compiled run, evaluated in parallel threads: 8 to 10 s for 26
+coefficients, where CasADi's forward mode through the interpreted run took 36 to 48 s (when its solves
+were CasADi's LDL nodes, which cannot be expanded to scalar graphs; they are now straight-line LDL'
+factors, ``flexfmu.codegen.ldl``, whose derivatives CasADi can generate).
 """
 
 from __future__ import annotations

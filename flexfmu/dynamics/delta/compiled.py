@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import casadi as ca
 
-from flexfmu.codegen.ldl import ldl_functions
+from flexfmu.codegen.ldl import ldl_functions, sparse_product
 from flexfmu.dynamics.delta.assembly import LINKS, chain_frames_from_angles
 from flexfmu.dynamics.delta.geometry import CHAIN_ANGLES, rot_z
 from flexfmu.dynamics.delta.kinematics import chain_frame, forward_kinematics
@@ -351,8 +351,11 @@ def delta_compiled(graph, model) -> CompiledDynamics:
 
     qn, qdn, v0, step = ca.MX.sym("q", n), ca.MX.sym("qd", n), ca.MX.sym("v0", n), ca.MX.sym("h")
     Mn, fn, Kn, Dn = mass_form(ca.vertcat(qn, qdn), um, pcm)
-    r = qdn - v0 - step / 2 * ca.solve(Mn, fn, "ldl")
-    correction = ca.solve(Mn + step / 2 * Dn + step**2 / 4 * Kn, ca.mtimes(Mn, r), "ldl")
+    # both solves by straight-line LDL' factors (flexfmu.codegen.ldl), like the Rosenbrock step's
+    r = qdn - v0 - step / 2 * ldl.solve(*ldl.factors(Mn), fn)
+    iteration = Mn + step / 2 * Dn + step**2 / 4 * Kn
+    iterated = ldl_functions(iteration.sparsity())
+    correction = iterated.solve(*iterated.factors(iteration), sparse_product(Mn, r))
     newton = ca.Function("newton_correction", [qn, qdn, v0, um, pcm, step], [correction],
                          ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
     return CompiledDynamics(constants, state_derivative, outputs, directional, newton, mass_form)
