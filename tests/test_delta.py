@@ -314,10 +314,10 @@ def test_the_compiled_outputs_are_the_models_and_solve_no_dynamics(model):
     qd = rng.normal(0.0, 0.1, n)
     p = model.parameter_vector({})
     outputs = model.compiled.outputs
-    pc = np.concatenate([p, np.ravel(model.compiled.constants(p))])
+    pc = np.concatenate([p, model.compiled.constants(p).full().ravel()])
     compiled = outputs(np.concatenate([q, qd]), np.zeros(3), pc)
     expected = model.outputs(q, qd, np.zeros(3), p)
-    np.testing.assert_allclose(np.ravel(compiled), np.ravel(expected), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(compiled.full().ravel(), expected.full().ravel(), rtol=1e-12, atol=1e-15)
     calls = [k for k in range(outputs.n_instructions()) if outputs.instruction_id(k) == ca.OP_CALL]
     assert len(calls) == 1
 
