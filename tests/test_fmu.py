@@ -351,7 +351,6 @@ def _tip_run(fmu, step: float) -> np.ndarray:
     return np.array([list(row)[1:] for row in result])
 
 
-@pytest.mark.compiler
 def test_an_object_is_keyed_by_the_headers_its_source_includes_through_one_another(tmp_path):
     """The object cache's key follows #include "..." chains inside the sources folder, and only them: a
     header nobody includes does not change the key of a source, one included through another does."""

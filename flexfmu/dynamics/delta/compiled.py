@@ -27,9 +27,10 @@ holds once:
   and the platform's Rayleigh damping, block by block (small dense
   products: G is the identity but for three rows).
 
-The solves are CasADi's sparse LDL' (compact loops in C). The result equals
-the Model's M and h (tests check it): a second assembly of the same
-energies.
+The solves are straight-line LDL' factors (``flexfmu.codegen.ldl``: M, K and
+D share one sparsity, so one pair of factor and solve serves the mass matrix
+and the iteration matrices). The result equals the Model's M and h (tests
+check it): a second assembly of the same energies.
 """
 
 from __future__ import annotations
@@ -354,8 +355,7 @@ def delta_compiled(graph, model) -> CompiledDynamics:
     # both solves by straight-line LDL' factors (flexfmu.codegen.ldl), like the Rosenbrock step's
     r = qdn - v0 - step / 2 * ldl.solve(*ldl.factors(Mn), fn)
     iteration = Mn + step / 2 * Dn + step**2 / 4 * Kn
-    iterated = ldl_functions(iteration.sparsity())
-    correction = iterated.solve(*iterated.factors(iteration), sparse_product(Mn, r))
+    correction = ldl.solve(*ldl.factors(iteration), sparse_product(Mn, r))
     newton = ca.Function("newton_correction", [qn, qdn, v0, um, pcm, step], [correction],
                          ["q", "qd", "v0", "u", "pc", "h"], ["dw"])
     return CompiledDynamics(constants, state_derivative, outputs, directional, newton, mass_form)
