@@ -65,10 +65,13 @@ def linearise(model: Model, q0=None, p=None, locked=()) -> Linearisation:
     unknown = set(locked) - set(model.coordinates)
     if unknown:
         raise KeyError(f"cannot lock unknown coordinates {sorted(unknown)}")
-    q, qd = ca.SX.sym("q", n), ca.SX.sym("qd", n)
+    # K and D column by column: one symbolic directional derivative of h, evaluated along each unit vector
+    # (a full symbolic Jacobian of the Delta robot's h takes ten times longer to build than this whole
+    # evaluation)
+    q, qd, direction = ca.SX.sym("q", n), ca.SX.sym("qd", n), ca.SX.sym("direction", n)
     h = model.bias(q, qd, p)
-    derivatives = ca.Function("lin", [q, qd], [ca.jacobian(h, q), ca.jacobian(h, qd)])
-    K, D = (np.array(m) for m in derivatives(q0, np.zeros(n)))
+    tangents = ca.Function("lin", [q, qd, direction], [ca.jtimes(h, q, direction), ca.jtimes(h, qd, direction)])
+    K, D = (np.array(m) for m in tangents.map(n)(np.tile(q0[:, None], n), np.zeros((n, n)), np.eye(n)))
     M = np.array(model.mass_matrix(q0, p))
     free = [k for k, name in enumerate(model.coordinates) if name not in set(locked)]
     pick = np.ix_(free, free)

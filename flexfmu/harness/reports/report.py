@@ -57,7 +57,10 @@ def plot_runs(runs: dict, outputs: list[str], reference: str, path: Path, title:
         row[1].set(ylabel=f"difference{unit}")
         for ax in row:
             ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7)
+    # every row draws the same runs in the same colours: one legend per column says which is which (a legend
+    # on every axis doubled the time to draw a figure of many outputs)
+    for ax in axes[0]:
+        ax.legend(fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
     titled(fig, title)
