@@ -30,7 +30,9 @@ from flexfmu.control.tuning import (
     tune,
     tuning_horizon,
 )
-from flexfmu.harness.running.reference import integrate_held, labelled_result
+from flexfmu.harness.running.compiled_reference import CompiledReference
+from flexfmu.harness.running.reference import labelled_result
+from flexfmu.harness.running.reference_steps import REFERENCE_INTEGRATORS
 from flexfmu.harness.workflows.verify import (
     fmu_closed_loop,
     fmu_gradient_fd,
@@ -419,8 +421,8 @@ def test_angles_parse_in_radians_degrees_and_multiples_of_pi():
 def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_the_fmu(tmp_path, capfd):
     """Paper 004's move, (0, 0) -> (pi/2, pi/6) in 2 s: the planned torques
     replayed through the FMU against the quintic computed-torque baseline;
-    the same torques.csv replayed through the CVODES reference (no FMU, no
-    collocation) must also leave the tip still at the goal. IPOPT's log goes
+    the same torques.csv replayed through the compiled DOP853 reference (no
+    FMU, no collocation) must also leave the tip still at the goal. IPOPT's log goes
     to a file, not the console."""
     out = tmp_path / "plan"
     status = main(["plan", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--from", "0,0", "--to", "pi/2,pi/6",
@@ -441,7 +443,8 @@ def test_planned_move_leaves_ten_times_less_vibration_than_computed_torque_on_th
     grid = np.arange(0.0, 4.0 + 1e-9, 1e-3)
     held = rows[np.searchsorted(rows[:, 0], grid + 1e-12, side="right") - 1, 1:]
     p = model.nominal_parameters
-    states = integrate_held(model, grid, np.zeros(16), held, p, 1e-10, 1e-12, "bdf")
+    reference_steps = CompiledReference(model, REFERENCE_INTEGRATORS["DOP853"])
+    states = reference_steps.run(1e-3, len(grid) - 1, np.zeros(16), p, inputs=held[:-1])[0]
     reference = labelled_result(model, grid, states, held, p)
     assert np.allclose(states[grid >= 2.0, :2], [np.pi / 2, np.pi / 6], atol=1e-4)
     assert residual_tip_vibration(model, reference, 2.0) < 1e-6

@@ -8,8 +8,10 @@ Inputs are held constant over each output interval (sample and hold, as a
 fixed-step co-simulation master applies them). Open loop, CVODES integrates
 each run of equal inputs in one go and is restarted where the held input
 changes (a multistep method carried across a jump of the right-hand side
-fails its error test); when the input changes at nearly every sample, one
-integrator over a single interval is reused. ``method="adams"`` is the
+fails its error test); when the input changes at nearly every sample, a
+scenario's run goes to the compiled one-step integrator below (one call into
+C, no restarts), and ``integrate_held`` reuses one integrator over a single
+interval from sample to sample. ``method="adams"`` is the
 non-dissipative choice for energy checks, ``"bdf"`` the robust one for stiff
 arms. In closed loop the input changes at every sample, and a compiled
 one-step integrator (``flexfmu.harness.running.compiled_reference``) runs
@@ -29,7 +31,9 @@ import numpy as np
 from flexfmu.dynamics import Model
 from flexfmu.harness.running.result import Result
 
-MAX_SEGMENTS = 50  # beyond this many input changes, restart at every sample
+# up to this many stretches of equal held input, CVODES integrates each in one go; beyond, a scenario's run goes
+# to the compiled one-step integrator (reference_run) and integrate_held restarts at every sample
+MAX_SEGMENTS = 50
 
 
 def integrator_options(rtol: float, atol: float, method: str) -> dict:
@@ -67,6 +71,11 @@ def integrate_held(model: Model, grid: np.ndarray, x0: np.ndarray, u_grid: np.nd
         for k in range(len(grid) - 1):
             states.append(integrator(x0=states[-1], p=np.concatenate([u_grid[k], p]))["xf"].full().ravel())
     return np.array(states)
+
+
+def input_changes(u_grid: np.ndarray) -> int:
+    """How many samples of ``u_grid`` (one row per sample) hold an input other than the sample before."""
+    return int(np.count_nonzero(np.any(np.diff(u_grid[:-1], axis=0) != 0, axis=1)))
 
 
 def simulate_reference(
@@ -131,7 +140,9 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     integrator.
 
     Open loop, CVODES (BDF) integrates each stretch of constant input in one
-    go. In closed loop a compiled one-step integrator
+    go, unless the input changes at :data:`MAX_SEGMENTS` samples or more (planned torques, a prescribed
+    motion): then, as in closed loop, the compiled one-step integrator runs the samples. In closed loop a
+    compiled one-step integrator
     (``flexfmu.harness.running.compiled_reference``) runs every sample without a
     restart: DOP853, or ROS34PW2 where the arm is stiff at the scenario's step
     (``flexfmu.harness.running.reference_steps.reference_integrator``); a sampled law is
@@ -153,7 +164,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
         Relative and absolute tolerances of the integrator (CVODES: 1e-10 and 1e-12; the compiled
         integrator's own defaults, :data:`~flexfmu.harness.running.reference_steps.REFERENCE_INTEGRATORS`).
     integrator : str, optional
-        Closed loop: the compiled integrator by name, a key of ``REFERENCE_INTEGRATORS`` (chosen from the arm's
+        The compiled integrator by name, a key of ``REFERENCE_INTEGRATORS`` (chosen from the arm's
         stiffness when None).
     """
     from flexfmu.harness.running.compiled_reference import CompiledReference
@@ -162,14 +173,18 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     p = model.nominal_parameters if p is None else np.asarray(p, float)
     grid, n = scenario.grid(), len(model.states)
     x0 = scenario.initial_state(model, p)
-    if controller.open_loop:
-        u_grid = np.array([controller(t, None) for t in grid])
-        states = integrate_held(model, grid, x0, u_grid, p, 1e-10 if rtol is None else rtol,
-                                1e-12 if atol is None else atol, "bdf")
-        return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
     if integrator is not None and integrator not in REFERENCE_INTEGRATORS:
         raise ValueError(f"integrator must be one of {', '.join(REFERENCE_INTEGRATORS)}, got {integrator!r}")
     integrator = REFERENCE_INTEGRATORS[integrator] if integrator else reference_integrator(model, scenario.step)
+    if controller.open_loop:
+        u_grid = np.array([controller(t, None) for t in grid])
+        if input_changes(u_grid) < MAX_SEGMENTS:
+            states = integrate_held(model, grid, x0, u_grid, p, 1e-10 if rtol is None else rtol,
+                                    1e-12 if atol is None else atol, "bdf")
+            return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
+        states, _, _, _ = CompiledReference(model, integrator).run(scenario.step, len(grid) - 1, x0, p,
+                                                                   inputs=u_grid[:-1], rtol=rtol, atol=atol)
+        return labelled_result(model, grid, states, u_grid, p, integrator.name)
     reference = CompiledReference(model, integrator, controller)
     measured_index = [model.output_names.index(name) for name in controller.inputs]
 
