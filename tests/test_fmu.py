@@ -9,6 +9,7 @@ import dataclasses
 import shutil
 import subprocess
 import zipfile
+from pathlib import Path
 
 import fmpy
 import numpy as np
@@ -69,6 +70,30 @@ def test_exported_fmu_is_complete(fmus):
     assert (1e-3 / report.internal_step) == pytest.approx(round(1e-3 / report.internal_step))
     variability = {v.name: v.variability for v in md.modelVariables}
     assert variability["link[1].EI"] == "tunable" and variability["link[1].length"] == "fixed"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_the_shipped_cmakelists_compiles_as_flexfmu_does(fmus, tmp_path):
+    """A Release build of the shipped sources (CMake's Release means -O3) compiles the model code at -O2, as
+    flexfmu's own build (flexfmu.targets.build.COMMON), and the directional derivatives at -O0 (UNOPTIMISED):
+    the last -O flag of each file's compile command is the one gcc uses."""
+    import json
+
+    from flexfmu.targets.build import COMMON, UNOPTIMISED
+
+    sources = tmp_path / "fmu" / "sources"
+    with zipfile.ZipFile(fmus["yu_chen_2dof"].path) as archive:
+        archive.extractall(tmp_path / "fmu")
+    subprocess.run(["cmake", "-S", str(sources), "-B", str(tmp_path / "build"), "-DCMAKE_BUILD_TYPE=Release",
+                    "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"], check=True, capture_output=True)
+    commands = json.loads((tmp_path / "build" / "compile_commands.json").read_text())
+    level = {Path(c["file"]).name: [flag for flag in c["command"].split() if flag.startswith("-O")][-1]
+             for c in commands}
+    ours = next(flag for flag in COMMON if flag.startswith("-O"))
+    assert set(level) >= {"model_functions.c", "model_directional.c", "fmi2_glue.c"}
+    for name, flag in level.items():
+        assert flag == ("-O0" if name in UNOPTIMISED else ours), (name, flag)
 
 
 def reference_and_fmu(name, report, interface, duration=5.0):

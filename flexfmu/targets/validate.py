@@ -19,6 +19,7 @@ nothing-else checks do not apply and are listed as skipped, with why.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -197,7 +198,7 @@ def _check_build(sources: Path, identifier: str, result: Validation) -> None:
     build = sources / "build"
     for command in (["cmake", "-S", str(sources), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                      "-DFLEXFMU_WARNINGS_AS_ERRORS=ON"],
-                    ["cmake", "--build", str(build)]):
+                    ["cmake", "--build", str(build), "--parallel", str(os.cpu_count() or 1)]):
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             result.problems.append(f"the shipped sources do not build: {' '.join(command)}\n"
