@@ -323,6 +323,25 @@ def test_horizontal_cantilever_sags_as_a_uniform_load_beam():
     assert static_tip_deflection(model) == pytest.approx(-rho * g * L**4 / (8 * EI), rel=5e-3)
 
 
+def test_the_holding_equilibrium_sags_as_a_uniform_load_beam_and_refuses_a_link_with_no_stiffness():
+    """The FMU's start state: a horizontal cantilever held at theta = 0 sags as the beam tables say, with the
+    joint torque the load's moment about the joint (a stiff beam: its sag, 0.25 mm, shortens the moment arm by
+    parts in 1e8); with EI = 0 nothing holds the modes against gravity, and the equilibrium is refused naming
+    them (the least-squares Newton step used to stop at a compromise that left forces unbalanced on the modes,
+    and return it as a state at rest)."""
+    from flexfmu.dynamics.equilibrium import EquilibriumError, holding_equilibrium
+
+    rho, EI, L, g = 0.5, 5000.0, 1.2, 9.81
+    model = single_link_arm("clamped-free", 3, rho=rho, EI=EI, L=L, gravity=(0.0, -g))
+    q, tau = holding_equilibrium(model)
+    n = len(model.coordinates)
+    y = np.array(model.outputs(q, np.zeros(n), tau, model.nominal_parameters)).ravel()
+    assert y[model.output_names.index("link[1].deflection")] == pytest.approx(-rho * g * L**4 / (8 * EI), rel=5e-3)
+    assert tau == pytest.approx([rho * L * g * L / 2], rel=1e-6)
+    with pytest.raises(EquilibriumError, match=r"unbalanced on f\[1,1\], f\[1,2\], f\[1,3\]"):
+        holding_equilibrium(model, p=model.parameter_vector({"link[1].EI": 0.0}))
+
+
 def test_lumped_mass_mid_span_sags_as_a_point_load():
     """A heavy mass at mid-span on a light cantilever: tip deflection
     P a^2 (3L - a) / (6 EI) with a = L/2 (beam tables), plus the beam's own

@@ -25,6 +25,9 @@ from flexfmu.errors import FlexfmuError
 
 TOLERANCE = 1e-12  # relative size of the last Newton step
 ITERATIONS = 50
+# forces left unbalanced where the step has vanished, relative to the largest generalized force of the balance:
+# more means the least-squares step stopped at the best it could do, not at an equilibrium
+UNBALANCED = 1e-8
 
 
 class EquilibriumError(FlexfmuError, ValueError):
@@ -65,9 +68,26 @@ def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.nda
         tau_now += step[len(free):]
         if np.max(np.abs(step[:len(free)]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(q_now).max()) \
                 and np.max(np.abs(step[len(free):]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(tau_now).max()):
+            _check_balanced(model, q_now, tau_now, p)
             return q_now, tau_now
     raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium found at its start pose (Newton did "
                            f"not converge in {ITERATIONS} steps; the arm may buckle or fall under its load)")
+
+
+def _check_balanced(model, q: np.ndarray, tau: np.ndarray, p: np.ndarray) -> None:
+    """Raise EquilibriumError unless h(q, 0) = B(q) tau to :data:`UNBALANCED` of the largest term: where the
+    equations have no solution (a coordinate nothing stiff holds against its load) the least-squares step
+    vanishes at the best compromise, which is not a state at rest."""
+    n = len(model.layout)
+    load = np.array(model.bias(q, np.zeros(n), p)).ravel()
+    held = (np.array(model.input_matrix(q, p)) @ tau).ravel()
+    unbalanced = np.abs(load - held)
+    scale = max(1.0, np.abs(load).max(initial=0.0), np.abs(held).max(initial=0.0))
+    if unbalanced.max(initial=0.0) > UNBALANCED * scale:
+        names = [c.name for c, force in zip(model.layout, unbalanced) if force > UNBALANCED * scale]
+        raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium at its start pose: forces of up to "
+                               f"{unbalanced.max():.3g} (N or N m) stay unbalanced on {', '.join(names)} (nothing "
+                               "stiff holds them against the load: is a stiffness zero?)")
 
 
 def rest_state(model, initial: dict | None = None, p=None) -> np.ndarray:
