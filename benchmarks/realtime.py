@@ -174,6 +174,8 @@ def vibration_rows(arm, counts=(2, 4)) -> list[dict]:
     law = scenario.law(model)
     plan = plan_pick_place(model, moves, law, law.gain_vector(), scenario.initial_state(model), scenario.duration,
                            scenario.step, settings)
+    export_settings = ExportSettings(integrator="rosenbrock", internal_step=VIBRATION_STEP,
+                                     platforms=(host_platform(),))
     rows = []
     for count in counts:
         residual = {}
@@ -181,9 +183,7 @@ def vibration_rows(arm, counts=(2, 4)) -> list[dict]:
                                ("full", elements(arm, count=count, reduction="none"))):
             variant_model = build_model(variant)
             variant_law = scenario.law(variant_model)
-            settings = ExportSettings(integrator="rosenbrock", internal_step=VIBRATION_STEP,
-                                      platforms=(host_platform(),))
-            run = run_fmu(native_fmu(variant, settings), variant_model,
+            run = run_fmu(native_fmu(variant, export_settings), variant_model,
                           SampledController(variant_law, variant_law.gain_vector(), plan.reference()), scenario.grid(),
                           scenario.start_values(variant_model), record=end_effector(variant_model))
             residual[label] = residual_tip_vibration(variant_model, run, moves.move_time)

@@ -58,7 +58,7 @@ def integrate_held(model: Model, grid: np.ndarray, x0: np.ndarray, u_grid: np.nd
     parameters ``p``; CVODES with tolerances ``rtol``, ``atol`` and multistep ``method`` (``"bdf"`` or
     ``"adams"``), restarted where the input changes."""
     dae, options = reference_dae(model), integrator_options(rtol, atol, method)
-    changes = [0] + [k for k in range(1, len(grid) - 1) if np.any(u_grid[k] != u_grid[k - 1])] + [len(grid) - 1]
+    changes = held_stretches(u_grid)
     states = [np.asarray(x0, float)]
     if len(changes) - 1 <= MAX_SEGMENTS:
         for a, b in zip(changes, changes[1:]):
@@ -73,9 +73,11 @@ def integrate_held(model: Model, grid: np.ndarray, x0: np.ndarray, u_grid: np.nd
     return np.array(states)
 
 
-def input_changes(u_grid: np.ndarray) -> int:
-    """How many samples of ``u_grid`` (one row per sample) hold an input other than the sample before."""
-    return int(np.count_nonzero(np.any(np.diff(u_grid[:-1], axis=0) != 0, axis=1)))
+def held_stretches(u_grid: np.ndarray) -> list[int]:
+    """The sample indices where a stretch of equal held input begins in ``u_grid`` (one row per sample, the
+    last row the input at the end, never held), then the last sample: stretch k runs from entry k to k + 1."""
+    last = len(u_grid) - 1
+    return [0] + [k for k in range(1, last) if np.any(u_grid[k] != u_grid[k - 1])] + [last]
 
 
 def simulate_reference(
@@ -140,7 +142,7 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     integrator.
 
     Open loop, CVODES (BDF) integrates each stretch of constant input in one
-    go, unless the input changes at :data:`MAX_SEGMENTS` samples or more (planned torques, a prescribed
+    go, unless it holds more than :data:`MAX_SEGMENTS` such stretches (planned torques, a prescribed
     motion): then, as in closed loop, the compiled one-step integrator runs the samples. In closed loop a
     compiled one-step integrator
     (``flexfmu.harness.running.compiled_reference``) runs every sample without a
@@ -175,13 +177,13 @@ def reference_run(model, scenario, controller, p=None, progress=None, rtol: floa
     x0 = scenario.initial_state(model, p)
     if integrator is not None and integrator not in REFERENCE_INTEGRATORS:
         raise ValueError(f"integrator must be one of {', '.join(REFERENCE_INTEGRATORS)}, got {integrator!r}")
+    u_grid = np.array([controller(t, None) for t in grid]) if controller.open_loop else None
+    if u_grid is not None and len(held_stretches(u_grid)) - 1 <= MAX_SEGMENTS:
+        states = integrate_held(model, grid, x0, u_grid, p, 1e-10 if rtol is None else rtol,
+                                1e-12 if atol is None else atol, "bdf")
+        return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
     integrator = REFERENCE_INTEGRATORS[integrator] if integrator else reference_integrator(model, scenario.step)
-    if controller.open_loop:
-        u_grid = np.array([controller(t, None) for t in grid])
-        if input_changes(u_grid) < MAX_SEGMENTS:
-            states = integrate_held(model, grid, x0, u_grid, p, 1e-10 if rtol is None else rtol,
-                                    1e-12 if atol is None else atol, "bdf")
-            return labelled_result(model, grid, states, u_grid, p, "CVODES (BDF)")
+    if u_grid is not None:
         states, _, _, _ = CompiledReference(model, integrator).run(scenario.step, len(grid) - 1, x0, p,
                                                                    inputs=u_grid[:-1], rtol=rtol, atol=atol)
         return labelled_result(model, grid, states, u_grid, p, integrator.name)
