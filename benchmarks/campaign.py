@@ -13,8 +13,17 @@
    campaign: wall time (cluster start and stop included, as a command pays
    them) and the throughput while points flow (from the moment every
    worker's first batch is in to the last row); --repeats runs of each
-   size, alternating, and the ratio of their medians, 2 workers to 1
-   (target: at least 1.8).
+   size, alternating, and two ratios, 2 workers to 1 (target: at least
+   1.8): that of the medians, and the median of each pair's ratio (a 1-worker
+   run and the 2-worker run right after it). This machine's speed drifts by a
+   third from one run to the next, and it moves a raw ratio by as much as
+   anything flexfmu does, so each run also measures its points' own median
+   time and the workers' busy fraction (the points' time over the workers'
+   time while points flow: what Dask and the campaign leave to the points)
+   and the client process's CPU (client, scheduler and nannies: it shares
+   the two cores with the workers), and each pair gives its ratio at the
+   same point speed: the raw ratio times the 2-worker run's median point
+   time over the 1-worker run's.
 3. The README's Monte-Carlo sweep (10,000 points), run as the README
    writes it, with its progress bar: wall time (target: minutes).
 
@@ -106,12 +115,15 @@ def per_point(case: LoopCase, model, scenario, count: int, python_count: int) ->
 def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dict:
     """Wall time and throughput of ``count`` points on a fresh local cluster of ``workers`` (their start values
     solved beforehand, as a sweep does)."""
-    arrivals = []
+    arrivals, client_cpu = [], []
     sample = points(count, seed=workers)
     setup = dataclasses.replace(setup, case=setup.case.holding(model, scenario, sample))
+    first_batches = workers * len(batches(sample, workers)[0])
 
     def keep(key, row):
         arrivals.append(time.perf_counter())
+        if len(arrivals) in (first_batches, count):
+            client_cpu.append(time.process_time())  # this process: the client, the scheduler and the nannies
         return row
 
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-campaign-") as tmp:
@@ -121,11 +133,14 @@ def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dic
         wall = time.perf_counter() - began
     # rows arrive a batch at a time and every worker's first batch ends at about the same moment; the rate while
     # points flow counts the rows after those first batches over the time from the last of them to the last row
-    first_batches = workers * len(batches(sample, workers)[0])
     started = arrivals[first_batches - 1]
+    flowing = [row["seconds"] for row in rows[first_batches:]]  # rows in the points' order: ~ the ones that flowed
     return {"workers": workers, "points": count, "ok": sum(row["status"] == "ok" for row in rows), "wall_s": wall,
             "points_per_s_wall": count / wall, "first_rows_after_s": started - began,
-            "points_per_s_flowing": (count - first_batches) / (arrivals[-1] - started)}
+            "points_per_s_flowing": (count - first_batches) / (arrivals[-1] - started),
+            "point_ms_median": 1e3 * float(np.median(flowing)),
+            "busy_fraction": sum(flowing) / (workers * (arrivals[-1] - started)),
+            "client_cpu_share": (client_cpu[1] - client_cpu[0]) / (arrivals[-1] - started)}
 
 
 def readme_monte_carlo() -> tuple[str, str]:
@@ -183,13 +198,25 @@ def main() -> int:
     for run in runs:
         print(f"{run['workers']} worker(s): {run['points']} points ({run['ok']} ok) in {run['wall_s']:.1f} s "
               f"({run['points_per_s_wall']:.1f} points/s with the cluster's start; every worker's first batch in "
-              f"after {run['first_rows_after_s']:.1f} s, then {run['points_per_s_flowing']:.1f} points/s)", flush=True)
+              f"after {run['first_rows_after_s']:.1f} s, then {run['points_per_s_flowing']:.1f} points/s; a point "
+              f"{run['point_ms_median']:.2f} ms, workers busy {run['busy_fraction']:.3f}, the client process "
+              f"{run['client_cpu_share']:.3f} of a core)", flush=True)
     medians = {workers: {key: float(np.median([run[key] for run in runs if run["workers"] == workers]))
                          for key in ("points_per_s_flowing", "points_per_s_wall")} for workers in (1, 2)}
     ratio_flowing = medians[2]["points_per_s_flowing"] / medians[1]["points_per_s_flowing"]
     ratio_wall = medians[2]["points_per_s_wall"] / medians[1]["points_per_s_wall"]
+    pairs = {key: [two[key] / one[key] for one, two in zip(runs[::2], runs[1::2])]
+             for key in ("points_per_s_flowing", "points_per_s_wall")}
+    pairs["same_point_speed"] = [two["points_per_s_flowing"] / one["points_per_s_flowing"]
+                                 * two["point_ms_median"] / one["point_ms_median"]
+                                 for one, two in zip(runs[::2], runs[1::2])]
+    paired = {key: float(np.median(values)) for key, values in pairs.items()}
     print(f"2 workers / 1 (medians of {args.repeats} runs each): {ratio_flowing:.2f} while points flow, "
-          f"{ratio_wall:.2f} with the cluster's start")
+          f"{ratio_wall:.2f} with the cluster's start; median of the pairs' ratios "
+          f"{paired['points_per_s_flowing']:.2f} while points flow "
+          f"({', '.join(f'{r:.2f}' for r in pairs['points_per_s_flowing'])}), "
+          f"{paired['points_per_s_wall']:.2f} with the cluster's start; at the same point speed "
+          f"{paired['same_point_speed']:.2f} ({', '.join(f'{r:.2f}' for r in pairs['same_point_speed'])})")
 
     mc = None if args.skip_monte_carlo else monte_carlo()
     if mc:
@@ -206,6 +233,7 @@ def main() -> int:
         "sweep": {"arm": "yu_chen_2dof", "scenario": "pd_circle", "duration_s": DURATION,
                   "varied": {"payload.mass": [0.0, 0.5], "kp": [80.0, 170.0]}},
         "per_point": single, "scaling": runs, "scaling_medians": medians, "ratio_2_to_1_flowing": ratio_flowing, "ratio_2_to_1_wall": ratio_wall,
+        "pair_ratios_2_to_1": pairs, "median_pair_ratio_2_to_1": paired,
         "monte_carlo": mc, "targets": TARGETS,
     }, indent=2) + "\n")
     print(f"wrote {out}")

@@ -15,7 +15,10 @@ import pytest
 
 from flexfmu.control.run_figures import ENVELOPE_LEFT
 from flexfmu.data import resolve_arm, resolve_scenario
-from flexfmu.harness.campaigns.campaign import JOURNAL, RETRIED, CampaignSettings, read_journal, run_campaign
+from flexfmu.harness.campaigns.campaign import (
+    JOURNAL, MAX_BATCH, QUIET_WORKERS, RETRIED, SHARE, CampaignSettings, batches, dask_client, read_journal,
+    run_campaign,
+)
 from flexfmu.harness.running.loop_case import WARNINGS
 from flexfmu.harness.workflows.sweep import (
     TRAJECTORIES, SweepError, envelope_warnings, grid_points, parse_vary, run_sweep, sample_points,
@@ -172,6 +175,35 @@ def test_a_failed_point_is_retried_when_the_campaign_runs_again(tmp_path):
     second = run_campaign([{"x": 2.0}], flaky, tmp_path, CampaignSettings(workers=0), "test")
     assert second[0]["status"] == "ok" and second[0]["square"] == 4.0
     assert json.loads((tmp_path / JOURNAL).read_text().splitlines()[-1])["status"] == "ok"
+
+
+@pytest.mark.parametrize("count, workers", [(1000, 1), (1000, 2), (10_000, 2), (40, 2), (5, 4)])
+def test_batches_shrink_to_single_points_and_hold_every_point_once_in_order(count, workers):
+    items = list(range(count))
+    chunks = batches(items, workers)
+    assert [item for chunk in chunks for item in chunk] == items
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1 and max(sizes) <= MAX_BATCH
+    left = count
+    for size in sizes:  # a batch holds at most its share of what is left
+        assert size <= max(1, -(-left // (SHARE * workers)))
+        left -= size
+    # the last batch a worker takes while the others have finished theirs is one point: when the points are
+    # as long as each other, the workers end at most one point apart
+    assert sizes[-workers:] == [1] * workers
+    assert [len(chunk) for chunk in batches(items, workers, size=3)][:-1] == [3] * ((count - 1) // 3)
+
+
+def test_a_campaigns_workers_run_without_the_sampling_profiler_and_leave_this_process_as_it_was():
+    """A worker's housekeeping threads share the cores with the points: a campaign's own cluster runs them
+    quiet, and the caller's Dask configuration is untouched afterwards."""
+    import dask
+
+    before = {key: dask.config.get(key) for key in QUIET_WORKERS}
+    with dask_client(CampaignSettings(workers=1)) as client:
+        seen = client.run(lambda: {key: dask.config.get(key) for key in QUIET_WORKERS})
+    assert list(seen.values()) == [QUIET_WORKERS]
+    assert {key: dask.config.get(key) for key in QUIET_WORKERS} == before != QUIET_WORKERS
 
 
 def test_vary_specifications():

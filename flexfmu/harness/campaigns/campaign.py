@@ -6,10 +6,13 @@ table with one row per point. The tasks run on a ``LocalCluster`` of worker
 processes, one per core unless told otherwise, started once per campaign, or
 on an existing cluster (``scheduler``: its address); ``workers=0`` runs them
 in this process, one after another (the serial run a parallel one must equal
-bit for bit). Points go to the workers in batches (a few per worker and
-core, at most :data:`MAX_BATCH` points each), so a point of a few
-milliseconds does not pay a scheduler round trip of its own; the progress
-bar counts points.
+bit for bit). Points go to the workers in batches that shrink as the
+campaign nears its end (at most :data:`MAX_BATCH` points, then a share of
+what is left), so a point of a few milliseconds does not pay a scheduler
+round trip of its own and the workers still finish together; the workers
+run without Dask's sampling profiler and with slow resource monitors, whose
+threads would otherwise take their share of the cores the points need. The
+progress bar counts points.
 
 - A point that fails (an exception, a diverging run) is a row with its
   error; the campaign goes on.
@@ -49,7 +52,13 @@ OK, FAILED = "ok", "failed"
 RETRIED = "retried"  # the column of a row whose points a lost worker had taken
 TOPIC = "flexfmu-campaign"  # the scheduler's event topic where tasks say where they start
 MAX_BATCH = 64  # points per task at most
-BATCHES_PER_WORKER = 8  # batches per worker at least, while points last: the workers finish together
+SHARE = 4  # a batch holds at most 1/(SHARE * workers) of the points left: the last batches are small
+QUIET_WORKERS = {  # a worker's housekeeping threads run beside its task on the same cores: keep them idle
+    "distributed.worker.profile.enabled": False,  # sampling every 10 ms
+    "distributed.worker.memory.monitor-interval": "1s",  # 100 ms by default
+    "distributed.admin.system-monitor.interval": "2s",  # 500 ms by default
+    "distributed.admin.tick.interval": "200ms",  # 20 ms by default: how often it checks its event loop is not blocked
+}
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,8 @@ class FmuFile:
 @contextmanager
 def dask_client(settings: CampaignSettings):
     """A dask.distributed Client for ``settings``: a new LocalCluster of processes (closed on exit)
-    or the scheduler at ``settings.scheduler``."""
+    or the scheduler at ``settings.scheduler``; a new cluster's workers run :data:`QUIET_WORKERS`."""
+    import dask
     from dask.distributed import Client, LocalCluster
 
     if settings.scheduler:
@@ -95,8 +105,9 @@ def dask_client(settings: CampaignSettings):
             yield client
         return
     workers = settings.workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+    with dask.config.set(QUIET_WORKERS), LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=40) as cluster, Client(cluster) as client:
         yield client
 
 
@@ -147,10 +158,17 @@ def run_batch(task: Callable, points: list[dict], *shared) -> list[dict]:
 
 
 def batches(items: list, workers: int, size: int | None = None) -> list[list]:
-    """``items`` in batches of ``size`` (when None: enough for :data:`BATCHES_PER_WORKER` per worker of
-    ``workers``, at most :data:`MAX_BATCH` each)."""
-    size = size or max(1, min(MAX_BATCH, math.ceil(len(items) / (BATCHES_PER_WORKER * max(workers, 1)))))
-    return [items[k:k + size] for k in range(0, len(items), size)]
+    """``items`` in batches of ``size``, or when None in batches that shrink: each takes 1/(:data:`SHARE` *
+    ``workers``) of the items left, at most :data:`MAX_BATCH` and at least one. The batches go out in order as
+    workers free up, so while most points are left a batch is large (few round trips) and at the end the
+    workers wait for each other at most one small batch."""
+    chunks, start = [], 0
+    while start < len(items):
+        left = len(items) - start
+        step = size or max(1, min(MAX_BATCH, math.ceil(left / (SHARE * max(workers, 1)))))
+        chunks.append(items[start:start + step])
+        start += step
+    return chunks
 
 
 class LostWorkers:
