@@ -10,14 +10,17 @@ user's file is. The fit starts from the arm file's values.
 For each way of evaluating the run (CasADi's virtual machine; the per-step
 pieces compiled to C with an empty cache, then with the cache warm) it
 times, in one process: building the runs (and compiling), the fit, the
-total; it counts Levenberg-Marquardt steps and sensitivity runs, and shows
+total; then the same fit as a user runs it, `flexfmu identify` on the
+CSV in a fresh process (imports, the report and its plots, the calibrated
+arm file included), once with an empty cache and once warm. It counts
+Levenberg-Marquardt steps and sensitivity runs, and shows
 each estimate's error in standard errors (one noise draw: a value beyond
 1.96 happens to one parameter in seven draws; tests/test_identify.py checks
 the coverage over many). The cost of an iteration is the
 median time of one run with sensitivities over the median time of the
 forward run (an accepted step costs exactly one such run). Targets (issue
-26): the fit of three parameters at most 10 s wall; an iteration at most 4
-forward runs. Writes benchmarks/results/identify.json.
+26): the fit of three parameters at most 10 s wall (the command, cold); an
+iteration at most 4 forward runs. Writes benchmarks/results/identify.json.
 
 Usage: python benchmarks/identify.py [--repeats 5]
 """
@@ -28,6 +31,7 @@ import argparse
 import csv
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,6 +94,16 @@ def bench(label: str, model, experiment, truth, x0, native: bool, repeats: int) 
             "error_per_standard_error": standardised}
 
 
+def command_wall(data: Path, cache: Path, out: Path) -> float:
+    """Wall time of ``flexfmu identify`` fitting :data:`FACTORS`' parameters to ``data`` (the arm hanging, as
+    :func:`main` records it) in a new process with the compile cache at ``cache``."""
+    command = [str(Path(sys.executable).parent / "flexfmu"), "identify", ARM, "--data", str(data), "--params",
+               ",".join(FACTORS), "--initial", "theta[1]=-90deg", "--out", str(out)]
+    start = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, env=os.environ | {"FLEXFMU_CACHE": str(cache)})
+    return time.perf_counter() - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
@@ -110,6 +124,8 @@ def main() -> int:
         os.environ["FLEXFMU_CACHE"] = str(Path(folder) / "cache")
         rows.append(bench("compiled, cold cache", model, experiment, truth, x0, True, args.repeats))
         rows.append(bench("compiled, warm cache", model, experiment, truth, x0, True, args.repeats))
+        command = {"cold_s": command_wall(data, Path(folder) / "command-cache", Path(folder) / "out")}
+        command["warm_s"] = command_wall(data, Path(folder) / "command-cache", Path(folder) / "out")
     print(f"{ARM}: {len(FACTORS)} parameters from {DURATION:g} s of {1 / STEP:g} Hz data "
           f"({len(MEASURED)} outputs); Model built in {build_s:.2f} s")
     print("| run | setup s | fit s | total s | LM steps | sensitivity runs | forward s | sensitivities s "
@@ -119,6 +135,9 @@ def main() -> int:
         print(f"| {r['label']} | {r['setup_s']:.2f} | {r['fit_s']:.2f} | {r['total_s']:.2f} | {r['iterations']} "
               f"| {r['sensitivity_runs']} | {r['forward_s']:.3f} | {r['sensitivities_s']:.3f} "
               f"| {r['iteration_per_forward']:.2f} | {max(map(abs, r['error_per_standard_error'].values())):.2f} |")
+    print(f"`flexfmu identify` in a new process: {command['cold_s']:.1f} s with an empty cache, "
+          f"{command['warm_s']:.1f} s warm: {'met' if command['cold_s'] <= TARGET_S else 'MISSED'} "
+          f"(<= {TARGET_S:g} s)")
     warm = rows[-1]
     for r in rows:
         print(f"{r['label']}: fit {'met' if r['total_s'] <= TARGET_S else 'MISSED'} (<= {TARGET_S:g} s: "
@@ -128,8 +147,8 @@ def main() -> int:
     out.mkdir(exist_ok=True)
     (out / "identify.json").write_text(json.dumps(
         {"machine": machine, "arm": ARM, "duration_s": DURATION, "sample_step_s": STEP, "build_s": build_s,
-         "rows": rows, "targets": {"total_s": TARGET_S, "iteration_per_forward": TARGET_RUNS},
-         "met": {"total_s": warm["total_s"] <= TARGET_S, "iteration_per_forward": warm["iteration_per_forward"]
+         "rows": rows, "command": command, "targets": {"total_s": TARGET_S, "iteration_per_forward": TARGET_RUNS},
+         "met": {"total_s": command["cold_s"] <= TARGET_S, "iteration_per_forward": warm["iteration_per_forward"]
                  <= TARGET_RUNS}}, indent=2) + "\n")
     return 0
 

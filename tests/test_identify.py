@@ -163,7 +163,8 @@ def test_intervals_cover_the_truth_and_errors_are_standard_normal(beam):
 @pytest.mark.slow
 def test_intervals_cover_the_truth_over_many_draws(beam):
     """300 draws: coverage of each parameter's 95 % interval within [0.92, 0.98] (3 binomial standard errors
-    about 0.95) and the standardised errors' spread within 0.1 of 1."""
+    about 0.95), the standardised errors' spread within 0.1 of 1 and their mean within 3 standard errors
+    (3 / sqrt(300)) of 0: the estimates are not biased."""
     identification = Identification(beam, [synthetic(beam, TRUTH, 0)], list(TRUTH))
     z = []
     for seed in range(300):
@@ -173,6 +174,7 @@ def test_intervals_cover_the_truth_over_many_draws(beam):
     coverage = np.mean(np.abs(z) <= Z95, axis=0)
     assert np.all((0.92 <= coverage) & (coverage <= 0.98)), coverage
     assert np.all(np.abs(np.std(z, axis=0) - 1) < 0.1)
+    assert np.all(np.abs(np.mean(z, axis=0)) < 3 / np.sqrt(len(z))), np.mean(z, axis=0)
 
 
 def test_a_fit_cut_short_says_so(beam):
