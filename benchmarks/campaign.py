@@ -11,14 +11,18 @@
 2. Scaling: a sweep of --scaling-points points (default 1000) of the same
    kind on a local Dask cluster of 1 and of 2 workers, each started for the
    campaign: wall time (cluster start and stop included, as a command pays
-   them) and the throughput while points flow (from the moment every
-   worker's first batch is in to the last row); --repeats runs of each
-   size, alternating, and two ratios, 2 workers to 1 (target: at least
-   1.8): that of the medians, and the median of each pair's ratio (a 1-worker
-   run and the 2-worker run right after it). This machine's speed drifts by a
-   third from one run to the next, and it moves a raw ratio by as much as
+   them); then the same on a cluster of as many workers started beforehand
+   (as quiet as a campaign's own) and given as a command's --scheduler is:
+   the client's connection, the shipping of the FMU and every point
+   included, what a campaign costs when the cluster outlives it. And the
+   throughput while points flow (from the moment every worker's first batch
+   is in to the last row): --repeats runs of each size and cluster,
+   alternating, and two ratios, 2 workers to 1 (target: at least 1.8): that
+   of the medians, and the median of each pair's ratio (a 1-worker run and
+   the 2-worker run right after it). This machine's speed drifts by a third
+   from one run to the next, and it moves a raw ratio by as much as
    anything flexfmu does, so each run also measures its points' own median
-   time and the workers' busy fraction (the points' time over the workers'
+   time, the workers' busy fraction (the points' time over the workers'
    time while points flow: what Dask and the campaign leave to the points)
    and the client process's CPU (client, scheduler and nannies: it shares
    the two cores with the workers), and each pair gives its ratio at the
@@ -51,13 +55,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import dask  # noqa: E402
 import numpy as np  # noqa: E402
+from dask.distributed import LocalCluster  # noqa: E402
 
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.cost import cost_signals, cost_terms, end_effector  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
-from flexfmu.harness.campaigns.campaign import CampaignSettings, FmuFile, batches, run_campaign  # noqa: E402
+from flexfmu.harness.campaigns.campaign import (  # noqa: E402
+    QUIET_WORKERS, CampaignSettings, FmuFile, batches, run_campaign,
+)
 from flexfmu.harness.reports.envelope import envelope_outputs  # noqa: E402
 from flexfmu.harness.reports.figures import scenario_figures  # noqa: E402
 from flexfmu.harness.running.fmu_cache import loop_fmu, native_fmu  # noqa: E402
@@ -112,9 +120,21 @@ def per_point(case: LoopCase, model, scenario, count: int, python_count: int) ->
             "largest_relative_difference_of_figures": worst}
 
 
-def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dict:
-    """Wall time and throughput of ``count`` points on a fresh local cluster of ``workers`` (their start values
-    solved beforehand, as a sweep does)."""
+def scaling(setup: SweepSetup, model, scenario, count: int, workers: int, running: bool = False) -> dict:
+    """Wall time and throughput of ``count`` points on a local cluster of ``workers`` started by the campaign, or
+    when ``running`` started beforehand (its start not timed); their start values solved beforehand, as a sweep
+    does."""
+    if running:
+        with dask.config.set(QUIET_WORKERS), LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                          dashboard_address=None, silence_logs=40) as cluster:
+            return scaling_on(CampaignSettings(scheduler=cluster.scheduler_address), setup, model, scenario, count,
+                              workers) | {"cluster": "running"}
+    return scaling_on(CampaignSettings(workers=workers), setup, model, scenario, count, workers) | {
+        "cluster": "own"}
+
+
+def scaling_on(settings: CampaignSettings, setup: SweepSetup, model, scenario, count: int, workers: int) -> dict:
+    """The figures of :func:`scaling` for a campaign run with ``settings``."""
     arrivals, client_cpu = [], []
     sample = points(count, seed=workers)
     setup = dataclasses.replace(setup, case=setup.case.holding(model, scenario, sample))
@@ -128,8 +148,7 @@ def scaling(setup: SweepSetup, model, scenario, count: int, workers: int) -> dic
 
     with tempfile.TemporaryDirectory(prefix="flexfmu-bench-campaign-") as tmp:
         began = time.perf_counter()
-        rows = run_campaign(sample, sweep_task, Path(tmp), CampaignSettings(workers=workers),
-                            f"{workers} worker(s)", (setup,), keep=keep)
+        rows = run_campaign(sample, sweep_task, Path(tmp), settings, f"{workers} worker(s)", (setup,), keep=keep)
         wall = time.perf_counter() - began
     # rows arrive a batch at a time and every worker's first batch ends at about the same moment; the rate while
     # points flow counts the rows after those first batches over the time from the last of them to the last row
@@ -193,30 +212,39 @@ def main() -> int:
           flush=True)
 
     setup = SweepSetup(case, FmuFile.of(fmu))
-    runs = [scaling(setup, model, scenario, args.scaling_points, workers)
-            for _ in range(args.repeats) for workers in (1, 2)]  # alternating, so a slow spell hits both
+    runs = [scaling(setup, model, scenario, args.scaling_points, workers, running)  # alternating: a slow spell
+            for _ in range(args.repeats) for running in (False, True) for workers in (1, 2)]  # hits both sizes
     for run in runs:
+        start = "with the cluster's start" if run["cluster"] == "own" else "on a running cluster"
         print(f"{run['workers']} worker(s): {run['points']} points ({run['ok']} ok) in {run['wall_s']:.1f} s "
-              f"({run['points_per_s_wall']:.1f} points/s with the cluster's start; every worker's first batch in "
+              f"({run['points_per_s_wall']:.1f} points/s {start}; every worker's first batch in "
               f"after {run['first_rows_after_s']:.1f} s, then {run['points_per_s_flowing']:.1f} points/s; a point "
               f"{run['point_ms_median']:.2f} ms, workers busy {run['busy_fraction']:.3f}, the client process "
               f"{run['client_cpu_share']:.3f} of a core)", flush=True)
     medians = {workers: {key: float(np.median([run[key] for run in runs if run["workers"] == workers]))
                          for key in ("points_per_s_flowing", "points_per_s_wall")} for workers in (1, 2)}
     ratio_flowing = medians[2]["points_per_s_flowing"] / medians[1]["points_per_s_flowing"]
-    ratio_wall = medians[2]["points_per_s_wall"] / medians[1]["points_per_s_wall"]
-    pairs = {key: [two[key] / one[key] for one, two in zip(runs[::2], runs[1::2])]
-             for key in ("points_per_s_flowing", "points_per_s_wall")}
+    own = [run for run in runs if run["cluster"] == "own"]
+    ratio_wall = (np.median([run["points_per_s_wall"] for run in own if run["workers"] == 2])
+                  / np.median([run["points_per_s_wall"] for run in own if run["workers"] == 1]))
+    running = [run for run in runs if run["cluster"] == "running"]
+    ratio_running = [two["points_per_s_wall"] / one["points_per_s_wall"] for one, two in zip(running[::2],
+                                                                                             running[1::2])]
+    pairs = {key: [two[key] / one[key] for one, two in zip(runs[::2], runs[1::2])] for key in ("points_per_s_flowing",)}
+    pairs["points_per_s_wall"] = [two["points_per_s_wall"] / one["points_per_s_wall"] for one, two in zip(own[::2],
+                                                                                                          own[1::2])]
     pairs["same_point_speed"] = [two["points_per_s_flowing"] / one["points_per_s_flowing"]
                                  * two["point_ms_median"] / one["point_ms_median"]
                                  for one, two in zip(runs[::2], runs[1::2])]
     paired = {key: float(np.median(values)) for key, values in pairs.items()}
-    print(f"2 workers / 1 (medians of {args.repeats} runs each): {ratio_flowing:.2f} while points flow, "
+    print(f"2 workers / 1 (medians of {2 * args.repeats} runs each): {ratio_flowing:.2f} while points flow, "
           f"{ratio_wall:.2f} with the cluster's start; median of the pairs' ratios "
           f"{paired['points_per_s_flowing']:.2f} while points flow "
           f"({', '.join(f'{r:.2f}' for r in pairs['points_per_s_flowing'])}), "
           f"{paired['points_per_s_wall']:.2f} with the cluster's start; at the same point speed "
-          f"{paired['same_point_speed']:.2f} ({', '.join(f'{r:.2f}' for r in pairs['same_point_speed'])})")
+          f"{paired['same_point_speed']:.2f} ({', '.join(f'{r:.2f}' for r in pairs['same_point_speed'])}); on a "
+          f"running cluster, the whole campaign: median {np.median(ratio_running):.2f} "
+          f"({', '.join(f'{r:.2f}' for r in ratio_running)})")
 
     mc = None if args.skip_monte_carlo else monte_carlo()
     if mc:
@@ -232,8 +260,11 @@ def main() -> int:
         "machine": describe(), "load_average_before": list(load_before), "load_average_after": list(load_after),
         "sweep": {"arm": "yu_chen_2dof", "scenario": "pd_circle", "duration_s": DURATION,
                   "varied": {"payload.mass": [0.0, 0.5], "kp": [80.0, 170.0]}},
-        "per_point": single, "scaling": runs, "scaling_medians": medians, "ratio_2_to_1_flowing": ratio_flowing, "ratio_2_to_1_wall": ratio_wall,
+        "per_point": single, "scaling": runs, "scaling_medians": medians, "ratio_2_to_1_flowing": ratio_flowing,
+        "ratio_2_to_1_wall": float(ratio_wall),
         "pair_ratios_2_to_1": pairs, "median_pair_ratio_2_to_1": paired,
+        "running_cluster_ratios_2_to_1": ratio_running, "median_running_cluster_ratio_2_to_1":
+            float(np.median(ratio_running)),
         "monte_carlo": mc, "targets": TARGETS,
     }, indent=2) + "\n")
     print(f"wrote {out}")
