@@ -10,7 +10,7 @@ bit for bit). Points go to the workers in batches that shrink as the
 campaign nears its end (at most :data:`MAX_BATCH` points, then a share of
 what is left), so a point of a few milliseconds does not pay a scheduler
 round trip of its own and the workers still finish together; the workers
-run without Dask's sampling profiler and with slow resource monitors, whose
+run without Dask's sampling profiler and with slow monitors, whose
 threads would otherwise take their share of the cores the points need. The
 progress bar counts points.
 
