@@ -198,6 +198,7 @@ def test_a_campaigns_workers_run_without_the_sampling_profiler_and_leave_this_pr
     """A worker's housekeeping threads share the cores with the points: a campaign's own cluster runs them
     quiet, and the caller's Dask configuration is untouched afterwards."""
     import dask
+    import distributed  # noqa: F401  (its configuration's defaults load with it)
 
     before = {key: dask.config.get(key) for key in QUIET_WORKERS}
     with dask_client(CampaignSettings(workers=1)) as client:
