@@ -13,15 +13,10 @@ rest: with q = q0 on the joints and qd = qdd = 0,
     h(q, 0) = B(q) tau,   unknowns: the free coordinates and every joint's torque tau,
 
 n equations in n unknowns, solved by Newton's method from the undeformed
-pose (without gravity the solution is that pose and zero torques). The
-residual and its Jacobian are one Function of (q, tau, p), built once per
-Model: a sweep solves one equilibrium per point, and building the graph
-cost more than the Newton steps.
+pose (without gravity the solution is that pose and zero torques).
 """
 
 from __future__ import annotations
-
-import weakref
 
 import casadi as ca
 import numpy as np
@@ -35,28 +30,8 @@ ITERATIONS = 50
 UNBALANCED = 1e-8
 
 
-_SYSTEMS: dict[int, tuple] = {}  # id of a living Model -> (its balance Function, its free coordinates)
-
-
 class EquilibriumError(FlexfmuError, ValueError):
     """The arm has no static equilibrium near its undeformed start pose (it buckles or falls through)."""
-
-
-def _balance(model) -> tuple[ca.Function, list[int]]:
-    """((q, tau, p) -> (h(q, 0) - B(q) tau, its Jacobian in the unknowns), the indices of the free coordinates)
-    of ``model``, built on first use and kept as long as the Model."""
-    key = id(model)  # a Model is not hashable; its entry goes with it, before its id can be reused
-    if key not in _SYSTEMS:
-        n = len(model.layout)
-        free = [k for k, c in enumerate(model.layout) if c.kind != "joint" and not c.prescribed]
-        q, qd, p = ca.SX.sym("q", n), ca.SX.zeros(n), ca.SX.sym("p", len(model.nominal_parameters))
-        tau = ca.SX.sym("tau", model.input_matrix.size2_out(0))
-        residual = model.bias(q, qd, p) - ca.mtimes(model.input_matrix(q, p), tau)
-        unknowns = ca.vertcat(*(q[k] for k in free), tau)  # not q[free]: CasADi reads q[[]] of a 1 x 1 q as 1 x 0
-        _SYSTEMS[key] = (ca.Function("equilibrium", [q, tau, p], [residual, ca.jacobian(residual, unknowns)]),
-                         free)
-        weakref.finalize(model, _SYSTEMS.pop, key, None)
-    return _SYSTEMS[key]
 
 
 def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.ndarray, np.ndarray]:
@@ -71,13 +46,20 @@ def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.nda
         If Newton's method does not converge (naming the arm).
     """
     p = model.nominal_parameters if p is None else np.asarray(p, float)
+    layout, n = model.layout, len(model.layout)
     q0 = np.asarray(model.start_coordinates, float).copy()
     for name, value in (pose or {}).items():
         q0[model.coordinates.index(name)] = value
-    system, free = _balance(model)
-    q_now, tau_now = q0.copy(), np.zeros(model.input_matrix.size2_out(0))
+    free = [k for k, c in enumerate(layout) if c.kind != "joint" and not c.prescribed]
+    q, qd = ca.SX.sym("q", n), ca.SX.zeros(n)
+    joints = model.input_matrix.size2_out(0)
+    tau = ca.SX.sym("tau", joints)
+    residual = model.bias(q, qd, p) - ca.mtimes(model.input_matrix(q, p), tau)
+    unknowns = ca.vertcat(*(q[k] for k in free), tau)  # not q[free]: CasADi reads q[[]] of a 1 x 1 q as 1 x 0
+    system = ca.Function("equilibrium", [q, tau], [residual, ca.jacobian(residual, unknowns)])
+    q_now, tau_now = q0.copy(), np.zeros(joints)
     for _ in range(ITERATIONS):
-        value, jacobian = (np.array(m) for m in system(q_now, tau_now, p))
+        value, jacobian = (np.array(m) for m in system(q_now, tau_now))
         if not (np.all(np.isfinite(value)) and np.all(np.isfinite(jacobian))):
             raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium found at its start pose (the "
                                    "dynamics are not finite there)")
