@@ -55,16 +55,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import dask  # noqa: E402
 import numpy as np  # noqa: E402
-from dask.distributed import LocalCluster  # noqa: E402
 
 from benchmarks.machine import describe  # noqa: E402
 from flexfmu import build_model, load_arm  # noqa: E402
 from flexfmu.control.cost import cost_signals, cost_terms, end_effector  # noqa: E402
 from flexfmu.control.scenario import load_scenario  # noqa: E402
 from flexfmu.harness.campaigns.campaign import (  # noqa: E402
-    QUIET_WORKERS, CampaignSettings, FmuFile, batches, run_campaign,
+    CampaignSettings, FmuFile, batches, dask_client, run_campaign,
 )
 from flexfmu.harness.reports.envelope import envelope_outputs  # noqa: E402
 from flexfmu.harness.reports.figures import scenario_figures  # noqa: E402
@@ -124,10 +122,9 @@ def scaling(setup: SweepSetup, model, scenario, count: int, workers: int, runnin
     """Wall time and throughput of ``count`` points on a local cluster of ``workers`` started by the campaign, or
     when ``running`` started beforehand (its start not timed); their start values solved beforehand, as a sweep
     does."""
-    if running:
-        with dask.config.set(QUIET_WORKERS), LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                          dashboard_address=None, silence_logs=40) as cluster:
-            return scaling_on(CampaignSettings(scheduler=cluster.scheduler_address), setup, model, scenario, count,
+    if running:  # the cluster a campaign would start, started here and left to run the campaign as its scheduler
+        with dask_client(CampaignSettings(workers=workers)) as client:
+            return scaling_on(CampaignSettings(scheduler=client.scheduler.address), setup, model, scenario, count,
                               workers) | {"cluster": "running"}
     return scaling_on(CampaignSettings(workers=workers), setup, model, scenario, count, workers) | {
         "cluster": "own"}
