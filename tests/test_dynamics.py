@@ -342,6 +342,33 @@ def test_the_holding_equilibrium_sags_as_a_uniform_load_beam_and_refuses_a_link_
         holding_equilibrium(model, p=model.parameter_vector({"link[1].EI": 0.0}))
 
 
+def test_many_parameter_sets_settle_each_at_its_own_beam_sag_and_a_set_with_no_stiffness_is_named():
+    """A sweep's start states are solved together (``holding_equilibria``: one Newton system with the
+    parameters as inputs, evaluated for every set at once): each set's cantilever sags as the uniform-load beam
+    at its own density and stiffness and holds with the load's moment, equal to that set's single solve
+    (parameters folded in) to round-off; a set with EI = 0 among good ones is refused by its place."""
+    from flexfmu.dynamics.equilibrium import EquilibriumError, holding_equilibria, holding_equilibrium
+
+    g, L = 9.81, 1.2
+    model = single_link_arm("clamped-free", 3, rho=0.5, EI=5000.0, L=L, gravity=(0.0, -g))
+    sets = [(0.2, 5000.0), (0.5, 4000.0), (1.0, 8000.0), (2.0, 3000.0)]
+    ps = [model.parameter_vector({"link[1].mass_per_length": rho, "link[1].EI": EI}) for rho, EI in sets]
+    q, tau = holding_equilibria(model, ps)
+    n = len(model.coordinates)
+    for k, (rho, EI) in enumerate(sets):
+        y = np.array(model.outputs(q[k], np.zeros(n), tau[k], ps[k])).ravel()
+        assert y[model.output_names.index("link[1].deflection")] == pytest.approx(-rho * g * L**4 / (8 * EI),
+                                                                                    rel=5e-3)
+        assert tau[k] == pytest.approx([rho * L * g * L / 2], rel=1e-6)
+        alone_q, alone_tau = holding_equilibrium(model, p=ps[k])
+        assert np.abs(q[k] - alone_q).max() <= 1e-12 * np.abs(alone_q).max()
+        assert np.abs(tau[k] - alone_tau).max() <= 1e-12 * np.abs(alone_tau).max()
+    limp = model.parameter_vector({"link[1].EI": 0.0})
+    with pytest.raises(EquilibriumError, match=r"unbalanced on f\[1,1\]") as refused:
+        holding_equilibria(model, [ps[0], ps[1], limp, ps[2]])
+    assert refused.value.index == 2
+
+
 def test_lumped_mass_mid_span_sags_as_a_point_load():
     """A heavy mass at mid-span on a light cantilever: tip deflection
     P a^2 (3L - a) / (6 EI) with a = L/2 (beam tables), plus the beam's own

@@ -19,7 +19,7 @@ from fmpy.validation import validate_fmu
 import flexfmu
 from flexfmu.control.cost import cost_signals, cost_terms, end_effector
 from flexfmu.control.run_figures import ENVELOPE_LEFT
-from flexfmu.control.scenario import load_scenario
+from flexfmu.control.scenario import ScenarioError, load_scenario
 from flexfmu.harness.reports.envelope import envelope_outputs
 from flexfmu.harness.reports.figures import scenario_figures
 from flexfmu.harness.running.fmu_cache import loop_fmu, native_fmu
@@ -98,6 +98,14 @@ def test_a_diverging_point_fails_in_the_fmus_words_and_the_next_point_runs(pd_ci
         case.row({"kd": 1e6})  # kd = 1e6 N m s/rad sampled at 1 kHz is far beyond stability
     assert "FMICallException" not in str(caught.value) and "status" not in str(caught.value)
     assert case.row({"kd": 25.0})["tracking [rad^2 s]"] > 0
+
+
+def test_a_point_the_arm_cannot_rest_under_is_named_by_its_values_before_anything_runs(pd_circle):
+    """The points' start states are solved together; a point under which no equilibrium exists (a link with
+    no bending stiffness) is refused by its own values."""
+    model, scenario, case = pd_circle
+    with pytest.raises(ScenarioError, match=r"^at link\[2\]\.EI=0: scenario pd_circle: .*unbalanced on theta\[2\]"):
+        case.holding(model, scenario, [{"payload.mass": 0.1}, {"link[2].EI": 0.0}, {"payload.mass": 0.2}])
 
 
 def test_leaving_the_validity_envelope_is_a_figure_and_the_fmus_warning(pd_circle):

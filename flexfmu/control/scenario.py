@@ -41,6 +41,7 @@ import dataclasses
 import difflib
 import tomllib
 from collections.abc import Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +52,7 @@ from flexfmu.control.laws import LAWS
 from flexfmu.control.motions import MOTIONS
 from flexfmu.control.reference_kinds import REFERENCES
 from flexfmu.data import resolve_arm, resolve_scenario, scenario_names
-from flexfmu.dynamics.equilibrium import EquilibriumError, rest_state
+from flexfmu.dynamics.equilibrium import EquilibriumError, rest_state, rest_states
 from flexfmu.dynamics.metadata import OUTPUT_GROUPS, PRESCRIBED_ANGLE, TORQUE
 from flexfmu.errors import FlexfmuError, InputError
 from flexfmu.spec.checks import join, show, string, sub_table, type_name
@@ -235,6 +236,26 @@ class Scenario:
             the arm has no static equilibrium at the initial angles (a Delta robot's motors where its chains
             cannot close).
         """
+        with self._at_rest(model):
+            return rest_state(model, self.initial, p)
+
+    def start_values(self, model, p=None) -> dict:
+        """{state coordinate name: value} of :meth:`initial_state` (parameters ``p``, nominal when None): what an
+        FMU of ``model`` is started with."""
+        x0 = self.initial_state(model, p)
+        return dict(zip(model.states, map(float, x0)))
+
+    def start_values_under(self, model, ps) -> list[dict]:
+        """:meth:`start_values` of ``model`` under each parameter vector of ``ps`` (a sweep's points), solved
+        together (``flexfmu.dynamics.equilibrium.rest_states``); a ScenarioError carries the place of the first
+        set without an equilibrium (``error.index``)."""
+        with self._at_rest(model):
+            return [dict(zip(model.states, map(float, x0))) for x0 in rest_states(model, ps, self.initial)]
+
+    @contextmanager
+    def _at_rest(self, model):
+        """Check the initial names of the scenario against ``model``'s states, and turn an EquilibriumError met
+        inside into a ScenarioError that names the scenario and its initial angles (keeping ``index``)."""
         states = model.states
         unknown = sorted(set(self.initial) - set(states))
         if unknown:
@@ -242,18 +263,14 @@ class Scenario:
                                 f"of arm {model.arm.name!r} ({', '.join(states)}; prescribed joints follow the "
                                 "[motion] table)")
         try:
-            return rest_state(model, self.initial, p)
+            yield
         except EquilibriumError as error:
             joints = {c.name for c in model.layout if c.kind == "joint"}
             angles = ", ".join(f"{name} = {value:g}" for name, value in self.initial.items() if name in joints) \
                 or "the arm's start pose"
-            raise ScenarioError(f"scenario {self.name}: initial ({angles}): {error}") from error
-
-    def start_values(self, model, p=None) -> dict:
-        """{state coordinate name: value} of :meth:`initial_state` (parameters ``p``, nominal when None): what an
-        FMU of ``model`` is started with."""
-        x0 = self.initial_state(model, p)
-        return dict(zip(model.states, map(float, x0)))
+            failure = ScenarioError(f"scenario {self.name}: initial ({angles}): {error}")
+            failure.index = getattr(error, "index", 0)
+            raise failure from error
 
     def with_motion(self, **values) -> Scenario:
         """This scenario with the ``[motion]`` parameters in ``values`` replaced (``w0=6.0``), checked

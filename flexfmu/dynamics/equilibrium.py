@@ -38,7 +38,8 @@ def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.nda
     """(q, tau): every coordinate and every joint's torque (B's columns) at the static equilibrium of
     ``model`` at its start pose (``model.start_coordinates``), the joint angles named in ``pose``
     (coordinate name -> rad) moved there, with the parameters ``p`` (nominal when None); see the module
-    docstring.
+    docstring. The parameters are folded into the Newton system as numbers: the cheapest system to build
+    for the one solve most callers need.
 
     Raises
     ------
@@ -46,48 +47,116 @@ def holding_equilibrium(model, pose: dict | None = None, p=None) -> tuple[np.nda
         If Newton's method does not converge (naming the arm).
     """
     p = model.nominal_parameters if p is None else np.asarray(p, float)
-    layout, n = model.layout, len(model.layout)
+    load, held, jacobian, q, tau = _newton_system(model, p)
+    system = ca.Function("equilibrium", [q, tau], [load, held, jacobian])
+
+    def evaluate(q_now, tau_now):
+        *forces, slope = system(q_now[0], tau_now[0])
+        return *(np.array(force).T for force in forces), np.array(slope)[None]
+
+    solved_q, solved_tau = _newton(model, evaluate, [p], pose)
+    return solved_q[0], solved_tau[0]
+
+
+def holding_equilibria(model, ps, pose: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(Q, TAU), one row per parameter vector of ``ps``: the :func:`holding_equilibrium` of ``model`` at its start
+    pose with the joint angles of ``pose`` under each, equal to it to round-off. For many parameter sets (a
+    sweep's points): one Newton system with the parameters as inputs, built once and evaluated for every set
+    at once per iteration, where the single solve builds a system per call (most of its time for a small arm).
+
+    Raises
+    ------
+    EquilibriumError
+        If Newton's method does not converge for one of them (naming the arm; ``error.index`` is the set's).
+    """
+    ps = np.atleast_2d(np.asarray(ps, float))
+    p = ca.SX.sym("p", ps.shape[1])
+    load, held, jacobian, q, tau = _newton_system(model, p)
+    system = ca.Function("equilibria", [q, tau, p], [load, held, jacobian]).map(len(ps))
+    n = len(model.layout)
+
+    def evaluate(q_now, tau_now):
+        *forces, slope = system(q_now.T, tau_now.T, ps.T)
+        return *(np.array(force).T for force in forces), np.array(slope).reshape(n, len(ps), -1).transpose(1, 0, 2)
+
+    return _newton(model, evaluate, ps, pose)
+
+
+def _newton_system(model, p):
+    """(h(q, 0), B(q) tau, the Jacobian of their difference in the unknowns, q, tau): the balance
+    h(q, 0) = B(q) tau at the parameters ``p`` (numbers or a symbol)."""
+    n = len(model.layout)
+    free = _free(model)
+    q, qd = ca.SX.sym("q", n), ca.SX.zeros(n)
+    tau = ca.SX.sym("tau", model.input_matrix.size2_out(0))
+    load, held = model.bias(q, qd, p), ca.mtimes(model.input_matrix(q, p), tau)
+    unknowns = ca.vertcat(*(q[k] for k in free), tau)  # not q[free]: CasADi reads q[[]] of a 1 x 1 q as 1 x 0
+    return load, held, ca.jacobian(load - held, unknowns), q, tau
+
+
+def _free(model) -> list[int]:
+    """The coordinates that settle: neither joint angles nor prescribed."""
+    return [k for k, c in enumerate(model.layout) if c.kind != "joint" and not c.prescribed]
+
+
+def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method on every parameter set of ``ps`` from the undeformed pose: ``evaluate(Q, TAU)`` gives
+    the loads h(q, 0) and held forces B(q) tau (sets x n) and the Jacobians of the residual (sets x n x n) at
+    every set's iterate; each set takes least-squares steps until its own step vanishes, has its balance
+    checked at the next evaluation, and stays where it is while the others go on."""
+    free = _free(model)
     q0 = np.asarray(model.start_coordinates, float).copy()
     for name, value in (pose or {}).items():
         q0[model.coordinates.index(name)] = value
-    free = [k for k, c in enumerate(layout) if c.kind != "joint" and not c.prescribed]
-    q, qd = ca.SX.sym("q", n), ca.SX.zeros(n)
-    joints = model.input_matrix.size2_out(0)
-    tau = ca.SX.sym("tau", joints)
-    residual = model.bias(q, qd, p) - ca.mtimes(model.input_matrix(q, p), tau)
-    unknowns = ca.vertcat(*(q[k] for k in free), tau)  # not q[free]: CasADi reads q[[]] of a 1 x 1 q as 1 x 0
-    system = ca.Function("equilibrium", [q, tau], [residual, ca.jacobian(residual, unknowns)])
-    q_now, tau_now = q0.copy(), np.zeros(joints)
-    for _ in range(ITERATIONS):
-        value, jacobian = (np.array(m) for m in system(q_now, tau_now))
-        if not (np.all(np.isfinite(value)) and np.all(np.isfinite(jacobian))):
-            raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium found at its start pose (the "
-                                   "dynamics are not finite there)")
-        step = np.linalg.lstsq(jacobian, -value.ravel(), rcond=None)[0]
-        q_now[free] += step[:len(free)]
-        tau_now += step[len(free):]
-        if np.max(np.abs(step[:len(free)]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(q_now).max()) \
-                and np.max(np.abs(step[len(free):]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(tau_now).max()):
-            _check_balanced(model, q_now, tau_now, p)
+    count, joints = len(ps), model.input_matrix.size2_out(0)
+    q_now, tau_now = np.tile(q0, (count, 1)), np.zeros((count, joints))
+    going, settled = set(range(count)), set()
+    for _ in range(ITERATIONS + 1):  # the last evaluation checks the balance after the last step
+        load, held, jacobian = evaluate(q_now, tau_now)
+        value = load - held
+        finite = np.isfinite(value).all(axis=1) & np.isfinite(jacobian).all(axis=(1, 2))
+        for k in sorted(going):
+            if not finite[k]:
+                raise _failed(model, k, "no static equilibrium found at its start pose (the dynamics are not "
+                                            "finite there)")
+            if k in settled:
+                unbalanced = _unbalanced(model, load[k], held[k])
+                if unbalanced:
+                    raise _failed(model, k, unbalanced)
+                going.discard(k)
+                continue
+            step = np.linalg.lstsq(jacobian[k], -value[k], rcond=None)[0]
+            q_now[k, free] += step[:len(free)]
+            tau_now[k] += step[len(free):]
+            if np.max(np.abs(step[:len(free)]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(q_now[k]).max()) \
+                    and np.max(np.abs(step[len(free):]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(tau_now[k]).max()):
+                settled.add(k)
+        if not going:
             return q_now, tau_now
-    raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium found at its start pose (Newton did "
-                           f"not converge in {ITERATIONS} steps; the arm may buckle or fall under its load)")
+    raise _failed(model, min(going), f"no static equilibrium found at its start pose (Newton did not converge "
+                                         f"in {ITERATIONS} steps; the arm may buckle or fall under its load)")
 
 
-def _check_balanced(model, q: np.ndarray, tau: np.ndarray, p: np.ndarray) -> None:
-    """Raise EquilibriumError unless h(q, 0) = B(q) tau to :data:`UNBALANCED` of the largest term: where the
-    equations have no solution (a coordinate nothing stiff holds against its load) the least-squares step
-    vanishes at the best compromise, which is not a state at rest."""
-    n = len(model.layout)
-    load = np.array(model.bias(q, np.zeros(n), p)).ravel()
-    held = (np.array(model.input_matrix(q, p)) @ tau).ravel()
+def _failed(model, index: int, reason: str) -> EquilibriumError:
+    """The error of the parameter set at ``index``, which it carries for the caller to name the set in its own
+    terms (a sweep's point by its values)."""
+    error = EquilibriumError(f"arm {model.arm.name!r}: {reason}")
+    error.index = index
+    return error
+
+
+def _unbalanced(model, load: np.ndarray, held: np.ndarray) -> str:
+    """Why the ``load`` h(q, 0) and the ``held`` forces B(q) tau of a state leave it not at rest ("" if they do):
+    they must agree to :data:`UNBALANCED` of the largest term. Where the equations have no solution (a
+    coordinate nothing stiff holds against its load) the least-squares step vanishes at the best compromise,
+    which is not a state at rest."""
     unbalanced = np.abs(load - held)
     scale = max(1.0, np.abs(load).max(initial=0.0), np.abs(held).max(initial=0.0))
-    if unbalanced.max(initial=0.0) > UNBALANCED * scale:
-        names = [c.name for c, force in zip(model.layout, unbalanced) if force > UNBALANCED * scale]
-        raise EquilibriumError(f"arm {model.arm.name!r}: no static equilibrium at its start pose: forces of up to "
-                               f"{unbalanced.max():.3g} (N or N m) stay unbalanced on {', '.join(names)} (nothing "
-                               "stiff holds them against the load: is a stiffness zero?)")
+    if unbalanced.max(initial=0.0) <= UNBALANCED * scale:
+        return ""
+    names = [c.name for c, force in zip(model.layout, unbalanced) if force > UNBALANCED * scale]
+    return (f"no static equilibrium at its start pose: forces of up to {unbalanced.max():.3g} (N or N m) stay "
+            f"unbalanced on {', '.join(names)} (nothing stiff holds them against the load: is a stiffness zero?)")
 
 
 def rest_state(model, initial: dict | None = None, p=None) -> np.ndarray:
@@ -97,9 +166,27 @@ def rest_state(model, initial: dict | None = None, p=None) -> np.ndarray:
     or a mode's value given outright). With no ``initial`` it is ``model.start_state``: where an FMU starts.
     The names must be state coordinates of ``model`` (callers check them, to name their own source)."""
     initial = initial or {}
-    states = model.states
+    q, _ = holding_equilibrium(model, _joint_angles(model, initial), p)
+    return _at_rest(model, q, initial)
+
+
+def rest_states(model, ps, initial: dict | None = None) -> np.ndarray:
+    """One row per parameter vector of ``ps``: the :func:`rest_state` of ``model`` with the values of
+    ``initial`` under each, solved together (:func:`holding_equilibria`)."""
+    initial = initial or {}
+    q, _ = holding_equilibria(model, ps, _joint_angles(model, initial))
+    return np.array([_at_rest(model, row, initial) for row in q])
+
+
+def _joint_angles(model, initial: dict) -> dict:
+    """The joint angles ``initial`` names."""
     joints = {c.name for c in model.layout if c.kind == "joint"}
-    q, _ = holding_equilibrium(model, {name: value for name, value in initial.items() if name in joints}, p)
+    return {name: value for name, value in initial.items() if name in joints}
+
+
+def _at_rest(model, q: np.ndarray, initial: dict) -> np.ndarray:
+    """[q; 0] over the state coordinates, with the values ``initial`` gives outright."""
+    states = model.states
     x0 = np.concatenate([q[list(model.drives.states)], np.zeros(len(states))])
     for name, value in initial.items():
         x0[states.index(name)] = value

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.run_figures import ENVELOPE_FIGURES, ENVELOPE_PEAK, SETTLE_TIME, Figure, settle_time
+from flexfmu.control.scenario import ScenarioError
 from flexfmu.harness.running.loop_runner import LoopRun, loop_runner
 from flexfmu.harness.running.result import Result
 
@@ -86,11 +87,23 @@ class LoopCase:
 
     def holding(self, model, scenario, points: list[dict]) -> LoopCase:
         """This case with the start values of every ``points``' values of the arm's parameters solved on
-        ``model`` (the static equilibrium at the ``scenario``'s pose under them), so that no worker needs the
-        Model."""
-        keys = {self.plant_key(point) for point in points} - {()}
-        held = {key: scenario.start_values(model, model.parameter_vector(dict(key))) for key in sorted(keys)}
-        return dataclasses.replace(self, held=held)
+        ``model`` (the static equilibrium at the ``scenario``'s pose under them, all at once:
+        ``Scenario.start_values_under``), so that no worker needs the Model.
+
+        Raises
+        ------
+        ScenarioError
+            If the arm has no equilibrium under a point's values (naming them).
+        """
+        keys = sorted({self.plant_key(point) for point in points} - {()})
+        if not keys:
+            return dataclasses.replace(self, held={})
+        try:
+            held = scenario.start_values_under(model, [model.parameter_vector(dict(key)) for key in keys])
+        except ScenarioError as error:  # name the point's values: the sweep's user knows the point by them
+            values = ", ".join(f"{name}={value:g}" for name, value in keys[error.index])
+            raise ScenarioError(f"at {values}: {error}") from error
+        return dataclasses.replace(self, held=dict(zip(keys, held)))
 
     def at(self, fmu) -> LoopCase:
         """This case run by the FMU at ``fmu`` (the same FMU, elsewhere: a worker's copy)."""
