@@ -5,22 +5,24 @@ spec loader checks with), differentiated symbolically, and turned into two
 callables per derivative order: one on numpy (quadrature, plotting) and one on
 CasADi (symbolic positions). Shapes must be smooth functions of ``xi`` alone;
 anything sympy cannot print for both back ends is rejected when parsed.
+sympy is imported only when an arm has user shapes: it takes about half a
+second, which every other process (a command, a campaign's worker) would
+pay for nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import casadi as ca
 import numpy as np
-import sympy as sp
-from sympy.printing.numpy import NumPyPrinter
 
 from flexfmu.modes._backend import as_argument, broadcast_like, is_casadi
 from flexfmu.spec.shapes import parse_shape, shape_problem, xi_symbol
 
-XI = xi_symbol()
+if TYPE_CHECKING:
+    import sympy
 
 # Names printed by sympy's NumPyPrinter (both numpy and math spellings, as
 # the printer uses either depending on the function) mapped to CasADi.
@@ -37,17 +39,22 @@ _CASADI_NAMES = {
 }
 
 
-def _printer() -> NumPyPrinter:
+def _printer():
     """Printer producing bare function names, resolved in our namespaces."""
+    from sympy.printing.numpy import NumPyPrinter
+
     return NumPyPrinter({"fully_qualified_modules": False, "inline": True,
                          "allow_unknown_functions": False})
 
 
-def _compile(expr: sp.Expr) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+def _compile(expr: sympy.Expr) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
     """Return (numpy, casadi) callables of ``expr`` in ``xi``."""
+    import sympy
+
+    xi = xi_symbol()
     try:
-        numeric = sp.lambdify(XI, expr, modules=[{"pi": np.pi, "e": np.e}, "numpy"])
-        symbolic = sp.lambdify(XI, expr, modules=[_CASADI_NAMES], printer=_printer())
+        numeric = sympy.lambdify(xi, expr, modules=[{"pi": np.pi, "e": np.e}, "numpy"])
+        symbolic = sympy.lambdify(xi, expr, modules=[_CASADI_NAMES], printer=_printer())
     except Exception as exc:  # sympy raises several printer-specific types
         raise ValueError(f"mode shape term {expr} cannot be evaluated: {exc}") from exc
     return numeric, symbolic
@@ -72,7 +79,7 @@ class UserShapes:
     def _callables(self, order: int) -> list[tuple[Callable, Callable]]:
         """Compiled (numpy, casadi) callables of the ``order``-th derivatives."""
         if order not in self._compiled:
-            self._compiled[order] = [_compile(sp.diff(e, XI, order)) for e in self.expressions]
+            self._compiled[order] = [_compile(e.diff(xi_symbol(), order)) for e in self.expressions]
         return self._compiled[order]
 
     def derivative(self, xi: Any, order: int) -> list[Any]:
