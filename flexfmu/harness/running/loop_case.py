@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from flexfmu.control.run_figures import ENVELOPE_FIGURES, ENVELOPE_PEAK, SETTLE_TIME, Figure, settle_time
-from flexfmu.control.scenario import ScenarioError
 from flexfmu.harness.running.loop_runner import LoopRun, loop_runner
 from flexfmu.harness.running.result import Result
 
@@ -95,6 +94,8 @@ class LoopCase:
         ScenarioError
             If the arm has no equilibrium under a point's values (naming them).
         """
+        from flexfmu.control.scenario import ScenarioError  # here, where the Model is: workers need not import it
+
         keys = sorted({self.plant_key(point) for point in points} - {()})
         if not keys:
             return dataclasses.replace(self, held={})
