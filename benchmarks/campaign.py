@@ -41,7 +41,7 @@ the JSON records the load average before and after (under load the figures
 are the load's as much as flexfmu's).
 
 Usage: python benchmarks/campaign.py [--points 200] [--python-points 10] [--scaling-points 1000] [--repeats 3]
-                                     [--skip-monte-carlo] [--json benchmarks/results/campaign.json]
+                                     [--skip-commands] [--skip-monte-carlo] [--json benchmarks/results/campaign.json]
 """
 
 from __future__ import annotations
@@ -196,10 +196,12 @@ def monte_carlo(samples: int | None = None, workers: int | None = None) -> dict:
         began = time.perf_counter()
         done = subprocess.run(args, cwd=tmp, capture_output=True, text=True, check=False)  # its exit status is a figure
         wall = time.perf_counter() - began
-        rows = (Path(tmp) / "out" / "monte-carlo" / "results.csv").read_text().splitlines()[1:]
+        table = Path(tmp) / "out" / "monte-carlo" / "results.csv"
+        rows = table.read_text().splitlines()[1:] if table.exists() else []
     samples = int(re.search(r"--samples (\d+)", command).group(1))
+    said = (done.stdout.strip() or done.stderr.strip() or "(nothing)").splitlines()
     return {"command": command, "exit_status": done.returncode, "points": samples, "rows": len(rows),
-            "wall_s": wall, "points_per_s": samples / wall, "last_line": done.stdout.strip().splitlines()[-1]}
+            "wall_s": wall, "points_per_s": samples / wall, "last_line": said[-1]}
 
 
 def main() -> int:
@@ -208,6 +210,7 @@ def main() -> int:
     parser.add_argument("--python-points", type=int, default=10, help="of them, run through the Python loop too")
     parser.add_argument("--scaling-points", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3, help="scaling runs of each cluster size")
+    parser.add_argument("--skip-commands", action="store_true", help="do not time the sweep command")
     parser.add_argument("--skip-monte-carlo", action="store_true")
     parser.add_argument("--json", default="benchmarks/results/campaign.json")
     args = parser.parse_args()
@@ -269,13 +272,16 @@ def main() -> int:
           f"running cluster, the whole campaign: median {np.median(ratio_running):.2f} "
           f"({', '.join(f'{r:.2f}' for r in ratio_running)})")
 
-    commands = [monte_carlo(args.scaling_points, workers) for _ in range(args.repeats) for workers in (1, 2)]
+    commands = [] if args.skip_commands else [monte_carlo(args.scaling_points, workers)
+                                                for _ in range(args.repeats) for workers in (1, 2)]
     for run in commands:
         print(f"the command, {run['points']} points, {run['command'].split('--workers')[-1].strip()} worker(s): "
-              f"{run['wall_s']:.1f} s (every step of the command included)", flush=True)
+              f"{run['wall_s']:.1f} s (every step of the command included; exit {run['exit_status']}, "
+              f"{run['rows']} rows)", flush=True)
     command_ratios = [one["wall_s"] / two["wall_s"] for one, two in zip(commands[::2], commands[1::2])]
-    print(f"the command, 2 workers / 1: median {np.median(command_ratios):.2f} "
-          f"({', '.join(f'{r:.2f}' for r in command_ratios)})")
+    if command_ratios:
+        print(f"the command, 2 workers / 1: median {np.median(command_ratios):.2f} "
+              f"({', '.join(f'{r:.2f}' for r in command_ratios)})")
     mc = None if args.skip_monte_carlo else monte_carlo()
     if mc:
         print(f"README Monte-Carlo: {mc['points']} points in {mc['wall_s']:.0f} s ({mc['points_per_s']:.0f} points/s, "
@@ -296,7 +302,8 @@ def main() -> int:
         "running_cluster_ratios_2_to_1": ratio_running, "median_running_cluster_ratio_2_to_1":
             float(np.median(ratio_running)),
         "commands": commands, "command_ratios_2_to_1": command_ratios,
-        "median_command_ratio_2_to_1": float(np.median(command_ratios)), "monte_carlo": mc, "targets": TARGETS,
+        "median_command_ratio_2_to_1": float(np.median(command_ratios)) if command_ratios else None,
+        "monte_carlo": mc, "targets": TARGETS,
     }, indent=2) + "\n")
     print(f"wrote {out}")
     return 0

@@ -105,7 +105,8 @@ def test_a_point_the_arm_cannot_rest_under_is_named_by_its_values_before_anythin
     no bending stiffness) is refused by its own values."""
     model, scenario, case = pd_circle
     with pytest.raises(ScenarioError, match=r"^at link\[2\]\.EI=0: scenario pd_circle: .*unbalanced on theta\[2\]"):
-        case.holding(model, scenario, [{"payload.mass": 0.1}, {"link[2].EI": 0.0}, {"payload.mass": 0.2}])
+        case.holding(model, scenario, [{"payload.mass": 0.1}, {"link[1].EI": 4000.0}, {"link[2].EI": 0.0},
+                                       {"payload.mass": 0.2}])
 
 
 def test_leaving_the_validity_envelope_is_a_figure_and_the_fmus_warning(pd_circle):

@@ -236,7 +236,7 @@ class Scenario:
             the arm has no static equilibrium at the initial angles (a Delta robot's motors where its chains
             cannot close).
         """
-        with self._at_rest(model):
+        with self._resting(model):
             return rest_state(model, self.initial, p)
 
     def start_values(self, model, p=None) -> dict:
@@ -247,13 +247,13 @@ class Scenario:
 
     def start_values_under(self, model, ps) -> list[dict]:
         """:meth:`start_values` of ``model`` under each parameter vector of ``ps`` (a sweep's points), solved
-        together (``flexfmu.dynamics.equilibrium.rest_states``); a ScenarioError carries the place of the first
-        set without an equilibrium (``error.index``)."""
-        with self._at_rest(model):
+        together (``flexfmu.dynamics.equilibrium.rest_states``); the ScenarioError of a set without an
+        equilibrium carries its place (``error.index``)."""
+        with self._resting(model):
             return [dict(zip(model.states, map(float, x0))) for x0 in rest_states(model, ps, self.initial)]
 
     @contextmanager
-    def _at_rest(self, model):
+    def _resting(self, model):
         """Check the initial names of the scenario against ``model``'s states, and turn an EquilibriumError met
         inside into a ScenarioError that names the scenario and its initial angles (keeping ``index``)."""
         states = model.states
@@ -269,7 +269,7 @@ class Scenario:
             angles = ", ".join(f"{name} = {value:g}" for name, value in self.initial.items() if name in joints) \
                 or "the arm's start pose"
             failure = ScenarioError(f"scenario {self.name}: initial ({angles}): {error}")
-            failure.index = getattr(error, "index", 0)
+            failure.index = getattr(error, "index", None)
             raise failure from error
 
     def with_motion(self, **values) -> Scenario:

@@ -68,8 +68,16 @@ def holding_equilibria(model, ps, pose: dict | None = None) -> tuple[np.ndarray,
     ------
     EquilibriumError
         If Newton's method does not converge for one of them (naming the arm; ``error.index`` is the set's).
+    ValueError
+        If a parameter vector is not as long as ``model.parameters``.
     """
-    ps = np.atleast_2d(np.asarray(ps, float))
+    ps = np.asarray(ps, float)
+    if not ps.size:
+        return np.zeros((0, len(model.layout))), np.zeros((0, model.input_matrix.size2_out(0)))
+    ps = np.atleast_2d(ps)
+    if ps.shape[1] != len(model.parameters):
+        raise ValueError(f"arm {model.arm.name!r}: a parameter vector has {len(model.parameters)} entries, "
+                         f"not {ps.shape[1]}")
     p = ca.SX.sym("p", ps.shape[1])
     load, held, jacobian, q, tau = _newton_system(model, p)
     system = ca.Function("equilibria", [q, tau, p], [load, held, jacobian]).map(len(ps))
@@ -101,9 +109,10 @@ def _free(model) -> list[int]:
 
 def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method on every parameter set of ``ps`` from the undeformed pose: ``evaluate(Q, TAU)`` gives
-    the loads h(q, 0) and held forces B(q) tau (sets x n) and the Jacobians of the residual (sets x n x n) at
-    every set's iterate; each set takes least-squares steps until its own step vanishes, has its balance
-    checked at the next evaluation, and stays where it is while the others go on."""
+    the loads h(q, 0) and held forces B(q) tau (sets x n) and the Jacobians of their difference in the unknowns
+    (sets x n x (free coordinates + torques)) at every set's iterate; each set takes least-squares steps until
+    its own step vanishes, has its balance checked at the next evaluation, and stays where it is while the
+    others go on."""
     free = _free(model)
     q0 = np.asarray(model.start_coordinates, float).copy()
     for name, value in (pose or {}).items():
@@ -111,30 +120,34 @@ def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndar
     count, joints = len(ps), model.input_matrix.size2_out(0)
     q_now, tau_now = np.tile(q0, (count, 1)), np.zeros((count, joints))
     going, settled = set(range(count)), set()
-    for _ in range(ITERATIONS + 1):  # the last evaluation checks the balance after the last step
+    for iteration in range(ITERATIONS + 1):  # the last evaluation only checks the balance after the last step
         load, held, jacobian = evaluate(q_now, tau_now)
         value = load - held
         finite = np.isfinite(value).all(axis=1) & np.isfinite(jacobian).all(axis=(1, 2))
         for k in sorted(going):
             if not finite[k]:
-                raise _failed(model, k, "no static equilibrium found at its start pose (the dynamics are not "
-                                            "finite there)")
+                raise _failed(model, k, "no static equilibrium found at its start pose (the dynamics are not finite "
+                                        "there)")
             if k in settled:
-                unbalanced = _unbalanced(model, load[k], held[k])
+                unbalanced = _unbalanced(load[k], held[k], model.layout)
                 if unbalanced:
                     raise _failed(model, k, unbalanced)
                 going.discard(k)
-                continue
-            step = np.linalg.lstsq(jacobian[k], -value[k], rcond=None)[0]
-            q_now[k, free] += step[:len(free)]
-            tau_now[k] += step[len(free):]
-            if np.max(np.abs(step[:len(free)]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(q_now[k]).max()) \
-                    and np.max(np.abs(step[len(free):]), initial=0.0) <= TOLERANCE * max(1.0, np.abs(tau_now[k]).max()):
-                settled.add(k)
+            elif iteration < ITERATIONS:
+                step = np.linalg.lstsq(jacobian[k], -value[k], rcond=None)[0]
+                q_now[k, free] += step[:len(free)]
+                tau_now[k] += step[len(free):]
+                if _vanished(step[:len(free)], q_now[k]) and _vanished(step[len(free):], tau_now[k]):
+                    settled.add(k)
         if not going:
             return q_now, tau_now
-    raise _failed(model, min(going), f"no static equilibrium found at its start pose (Newton did not converge "
-                                         f"in {ITERATIONS} steps; the arm may buckle or fall under its load)")
+    raise _failed(model, min(going), f"no static equilibrium found at its start pose (Newton did not converge in "
+                                     f"{ITERATIONS} steps; the arm may buckle or fall under its load)")
+
+
+def _vanished(step: np.ndarray, values: np.ndarray) -> bool:
+    """Whether ``step`` is below :data:`TOLERANCE` of the ``values`` it changes (of 1 when they are smaller)."""
+    return np.max(np.abs(step), initial=0.0) <= TOLERANCE * max(1.0, np.max(np.abs(values), initial=0.0))
 
 
 def _failed(model, index: int, reason: str) -> EquilibriumError:
@@ -145,16 +158,16 @@ def _failed(model, index: int, reason: str) -> EquilibriumError:
     return error
 
 
-def _unbalanced(model, load: np.ndarray, held: np.ndarray) -> str:
-    """Why the ``load`` h(q, 0) and the ``held`` forces B(q) tau of a state leave it not at rest ("" if they do):
-    they must agree to :data:`UNBALANCED` of the largest term. Where the equations have no solution (a
-    coordinate nothing stiff holds against its load) the least-squares step vanishes at the best compromise,
-    which is not a state at rest."""
+def _unbalanced(load: np.ndarray, held: np.ndarray, layout) -> str:
+    """Why the ``load`` h(q, 0) and the ``held`` forces B(q) tau of a state (coordinates ``layout``) leave it not
+    at rest ("" if they do): they must agree to :data:`UNBALANCED` of the largest term. Where the equations
+    have no solution (a coordinate nothing stiff holds against its load) the least-squares step vanishes at the
+    best compromise, which is not a state at rest."""
     unbalanced = np.abs(load - held)
     scale = max(1.0, np.abs(load).max(initial=0.0), np.abs(held).max(initial=0.0))
     if unbalanced.max(initial=0.0) <= UNBALANCED * scale:
         return ""
-    names = [c.name for c, force in zip(model.layout, unbalanced) if force > UNBALANCED * scale]
+    names = [c.name for c, force in zip(layout, unbalanced) if force > UNBALANCED * scale]
     return (f"no static equilibrium at its start pose: forces of up to {unbalanced.max():.3g} (N or N m) stay "
             f"unbalanced on {', '.join(names)} (nothing stiff holds them against the load: is a stiffness zero?)")
 

@@ -102,6 +102,8 @@ class LoopCase:
         try:
             held = scenario.start_values_under(model, [model.parameter_vector(dict(key)) for key in keys])
         except ScenarioError as error:  # name the point's values: the sweep's user knows the point by them
+            if getattr(error, "index", None) is None:  # not a point's: the scenario's own
+                raise
             values = ", ".join(f"{name}={value:g}" for name, value in keys[error.index])
             raise ScenarioError(f"at {values}: {error}") from error
         return dataclasses.replace(self, held=dict(zip(keys, held)))
