@@ -12,7 +12,8 @@ what is left), so a point of a few milliseconds does not pay a scheduler
 round trip of its own and the workers still finish together; the workers
 run without Dask's sampling profiler and with slow monitors, whose
 threads would otherwise take their share of the cores the points need. The
-progress bar counts points.
+progress bar counts points. A campaign's own cluster is closed behind its
+caller, who writes the results meanwhile.
 
 - A point that fails (an exception, a diverging run) is a row with its
   error; the campaign goes on.
