@@ -207,23 +207,6 @@ def test_a_campaigns_workers_run_without_the_sampling_profiler_and_leave_this_pr
     assert {key: dask.config.get(key) for key in QUIET_WORKERS} == before != QUIET_WORKERS
 
 
-def test_a_campaigns_cluster_closes_behind_the_caller_and_at_once_after_an_error():
-    """A campaign's own cluster is closed by a thread of its own once the campaign is done (the caller writes
-    its results meanwhile), and at once when the campaign fails."""
-    import threading
-
-    with dask_client(CampaignSettings(workers=1)) as client:
-        done = client.cluster
-    for closer in [thread for thread in threading.enumerate() if thread.name == "flexfmu-close-cluster"]:
-        closer.join(60)
-    assert done.status.name == "closed" and client.status == "closed"
-    with pytest.raises(RuntimeError, match="a failing campaign"):
-        with dask_client(CampaignSettings(workers=1)) as client:
-            failed = client.cluster
-            raise RuntimeError("a failing campaign")
-    assert failed.status.name == "closed" and client.status == "closed"
-
-
 def test_vary_specifications():
     assert parse_vary("payload.mass=0:0.5:6") == ("payload.mass", [0.5 * k for k in range(13)])
     assert parse_vary("kp=50,125,200") == ("kp", [50.0, 125.0, 200.0])

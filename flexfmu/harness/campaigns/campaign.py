@@ -12,8 +12,7 @@ what is left), so a point of a few milliseconds does not pay a scheduler
 round trip of its own and the workers still finish together; the workers
 run without Dask's sampling profiler and with slow monitors, whose
 threads would otherwise take their share of the cores the points need. The
-progress bar counts points. A campaign's own cluster is closed behind its
-caller, who writes the results meanwhile.
+progress bar counts points.
 
 - A point that fails (an exception, a diverging run) is a row with its
   error; the campaign goes on.
@@ -36,7 +35,6 @@ import json
 import math
 import os
 import sys
-import threading
 import time
 import traceback
 import uuid
@@ -97,10 +95,8 @@ class FmuFile:
 
 @contextmanager
 def dask_client(settings: CampaignSettings):
-    """A dask.distributed Client for ``settings``: the scheduler at ``settings.scheduler``, or a new
-    LocalCluster of processes whose workers run :data:`QUIET_WORKERS` (the configuration a worker is started
-    with; the caller's is untouched). A new cluster is closed on exit: at once after an error, otherwise by
-    a thread of its own (:func:`_close_later`) while the caller goes on with the results."""
+    """A dask.distributed Client for ``settings``: a new LocalCluster of processes (closed on exit)
+    or the scheduler at ``settings.scheduler``; a new cluster's workers run :data:`QUIET_WORKERS`."""
     import dask
     from dask.distributed import Client, LocalCluster
 
@@ -109,35 +105,10 @@ def dask_client(settings: CampaignSettings):
             yield client
         return
     workers = settings.workers or os.cpu_count() or 1
-    with dask.config.set(QUIET_WORKERS):  # the scheduler's HTTP routes on a free port: a cluster still closing
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                               silence_logs=40)  # (or another process's) may hold Dask's default 8787
-    try:
-        client = Client(cluster)
-    except BaseException:
-        cluster.close()
-        raise
-    try:
+    with dask.config.set(QUIET_WORKERS), LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=40) as cluster, Client(cluster) as client:
         yield client
-    except BaseException:
-        client.close()
-        cluster.close()
-        raise
-    _close_later(client, cluster)
-
-
-def _close_later(client, cluster) -> None:
-    """Close ``client`` and then ``cluster`` in a thread of their own: stopping the worker processes takes a
-    few tenths of a second, which the caller spends on the results instead (a sweep's table and plots). The
-    thread is not a daemon, so the interpreter waits for it before it exits."""
-    def close() -> None:
-        try:
-            client.close()
-            cluster.close()
-        except Exception as error:  # noqa: BLE001  the campaign's results are in: say so, do not fail it
-            print(f"warning: the campaign's local cluster did not close cleanly: {error}", file=sys.stderr)
-
-    threading.Thread(target=close, name="flexfmu-close-cluster").start()
 
 
 def point_id(point: dict) -> str:
