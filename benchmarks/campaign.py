@@ -172,6 +172,11 @@ def scaling_on(settings: CampaignSettings, setup: SweepSetup, model, scenario, c
             "client_cpu_share": (client_cpu[1] - client_cpu[0]) / (arrivals[-1] - started)}
 
 
+def pair_ratios(runs: list[dict], key: str) -> list[float]:
+    """``key`` of each 2-worker run over that of the 1-worker run just before it (``runs`` alternate 1, 2, ...)."""
+    return [two[key] / one[key] for one, two in zip(runs[::2], runs[1::2])]
+
+
 def readme_monte_carlo() -> tuple[str, str]:
     """(the distributions file, the sweep command) of the README's Monte-Carlo example."""
     text = (ROOT / "README.md").read_text()
@@ -253,12 +258,9 @@ def main() -> int:
     own = [run for run in runs if run["cluster"] == "own"]
     ratio_wall = (np.median([run["points_per_s_wall"] for run in own if run["workers"] == 2])
                   / np.median([run["points_per_s_wall"] for run in own if run["workers"] == 1]))
-    running = [run for run in runs if run["cluster"] == "running"]
-    ratio_running = [two["points_per_s_wall"] / one["points_per_s_wall"] for one, two in zip(running[::2],
-                                                                                             running[1::2])]
-    pairs = {key: [two[key] / one[key] for one, two in zip(runs[::2], runs[1::2])] for key in ("points_per_s_flowing",)}
-    pairs["points_per_s_wall"] = [two["points_per_s_wall"] / one["points_per_s_wall"] for one, two in zip(own[::2],
-                                                                                                          own[1::2])]
+    ratio_running = pair_ratios([run for run in runs if run["cluster"] == "running"], "points_per_s_wall")
+    pairs = {"points_per_s_flowing": pair_ratios(runs, "points_per_s_flowing"),
+             "points_per_s_wall": pair_ratios(own, "points_per_s_wall")}
     pairs["same_point_speed"] = [two["points_per_s_flowing"] / one["points_per_s_flowing"]
                                  * two["point_ms_median"] / one["point_ms_median"]
                                  for one, two in zip(runs[::2], runs[1::2])]
@@ -278,7 +280,7 @@ def main() -> int:
         print(f"the command, {run['points']} points, {run['command'].split('--workers')[-1].strip()} worker(s): "
               f"{run['wall_s']:.1f} s (every step of the command included; exit {run['exit_status']}, "
               f"{run['rows']} rows)", flush=True)
-    command_ratios = [one["wall_s"] / two["wall_s"] for one, two in zip(commands[::2], commands[1::2])]
+    command_ratios = pair_ratios(commands, "points_per_s")
     if command_ratios:
         print(f"the command, 2 workers / 1: median {np.median(command_ratios):.2f} "
               f"({', '.join(f'{r:.2f}' for r in command_ratios)})")
