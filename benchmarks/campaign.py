@@ -63,9 +63,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-# A campaign's worker processes start by importing this script again (multiprocessing's spawn re-imports the
-# main module), so it imports at its top only what a command's entry point does (``flexfmu.cli``): the
-# workers' start, part of every campaign's wall time, is then the command's. The rest is imported where used.
+# Where a campaign's worker processes are spawned (not forked: see START_METHOD in
+# flexfmu.harness.campaigns.campaign) they start by importing this script again, so it imports at its top only
+# what a command's entry point does (``flexfmu.cli``): the workers' start, part of every campaign's wall time, is
+# then the command's. The rest is imported where used.
 import flexfmu.cli  # noqa: E402, F401
 
 if TYPE_CHECKING:

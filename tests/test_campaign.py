@@ -16,8 +16,8 @@ import pytest
 from flexfmu.control.run_figures import ENVELOPE_LEFT
 from flexfmu.data import resolve_arm, resolve_scenario
 from flexfmu.harness.campaigns.campaign import (
-    JOURNAL, MAX_BATCH, QUIET_WORKERS, RETRIED, SHARE, CampaignSettings, batches, dask_client, read_journal,
-    run_campaign,
+    JOURNAL, MAX_BATCH, QUIET_WORKERS, RETRIED, SHARE, START_METHOD, CampaignSettings, batches, dask_client,
+    read_journal, run_campaign,
 )
 from flexfmu.harness.running.loop_case import WARNINGS
 from flexfmu.harness.workflows.sweep import (
@@ -205,6 +205,27 @@ def test_a_campaigns_workers_run_without_the_sampling_profiler_and_leave_this_pr
         seen = client.run(lambda: {key: dask.config.get(key) for key in QUIET_WORKERS})
     assert list(seen.values()) == [QUIET_WORKERS]
     assert {key: dask.config.get(key) for key in QUIET_WORKERS} == before != QUIET_WORKERS
+
+
+def _imported(name: str) -> bool:
+    """Whether this process has imported a module called ``name``."""
+    return name in sys.modules
+
+
+@pytest.mark.skipif(START_METHOD != "fork", reason=f"workers start by {START_METHOD} on {sys.platform}: no fork")
+def test_a_campaigns_workers_start_as_forks_of_this_process_with_what_it_imported(monkeypatch):
+    """A worker forked from the caller needs no second import of Dask and flexfmu (a second a worker, paid by
+    every campaign): it holds what this process holds, even a module only this process ever made, and it runs
+    the campaign's tasks."""
+    import types
+
+    marker = "flexfmu_test_only_in_the_caller"
+    monkeypatch.setitem(sys.modules, marker, types.ModuleType(marker))
+    with dask_client(CampaignSettings(workers=2)) as client:
+        seen = client.run(_imported, marker)
+        rows = client.gather(client.map(_imported, ["flexfmu.harness.campaigns.campaign", "no_such_module"]))
+    assert list(seen.values()) == [True, True]
+    assert rows == [True, False]
 
 
 def test_vary_specifications():
