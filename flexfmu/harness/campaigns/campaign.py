@@ -3,7 +3,8 @@
 A campaign is a list of points (plain dicts: a parameter sweep, Monte-Carlo
 samples, tuning starts, cross-check runs), a task run once per point, and a
 table with one row per point. The tasks run on a ``LocalCluster`` of worker
-processes, one per core unless told otherwise, started once per campaign, or
+processes, one per core unless told otherwise, started once per campaign (as
+forks of this process where the platform allows, :data:`START_METHOD`), or
 on an existing cluster (``scheduler``: its address); ``workers=0`` runs them
 in this process, one after another (the serial run a parallel one must equal
 bit for bit). Points go to the workers in batches that shrink as the
