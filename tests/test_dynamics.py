@@ -369,6 +369,52 @@ def test_many_parameter_sets_settle_each_at_its_own_beam_sag_and_a_set_with_no_s
     assert refused.value.index == 2
 
 
+@pytest.mark.parametrize("angle", [0.0, np.pi / 4, np.pi / 2, -2.0])
+def test_an_arm_starts_at_rest_at_its_joints_start_angles_held_by_the_weights_moment(angle):
+    """``joint.start_angle`` moves the start pose: a rigid pendulum (mass m, centre of mass c out along the link)
+    starts at that angle, at rest, held by the torque m g c cos(angle) that balances its weight's moment (zero
+    when it hangs or stands)."""
+    m, c, g = 2.0, 0.3, 9.81
+    arm = flexfmu.arm_from_dict({"name": "pendulum", "gravity": [0.0, -g], "link": [
+        {"kind": "rigid", "length": 0.5, "mass": m, "com": [c, 0.0], "inertia": 0.02,
+         "joint": {"start_angle": angle}}]})
+    model = flexfmu.build_model(arm)
+    assert model.start_state == pytest.approx([angle, 0.0], abs=1e-15)
+    assert model.start_inputs == pytest.approx([m * g * c * np.cos(angle)], abs=1e-12)
+
+
+def test_an_arm_bent_beyond_its_modes_at_rest_is_refused_and_canadarm2_hangs_unbent():
+    """Held out horizontally in 1 g, Canadarm2's upper boom sags 0.34 m under the elbow, lower boom and wrist:
+    there the second-order kinetic energy of its first mode outweighs the first, the mass matrix is not
+    positive definite and no dynamics can start; the equilibrium is refused naming that mode. At 3 m/s^2 the
+    same pose is valid. The example arm starts hanging instead: gravity along the booms bends nothing (every
+    deflection zero to round-off), needs no torque, and stretches both booms (tension: they hang, not stand)."""
+    import tomllib
+
+    from flexfmu.data import resolve_arm
+    from flexfmu.dynamics.equilibrium import EquilibriumError
+
+    data = tomllib.loads(resolve_arm("canadarm2_5link").read_text())
+    del data["link"][1]["joint"]["start_angle"]
+    held_out = flexfmu.build_model(flexfmu.arm_from_dict(data))
+    with pytest.raises(EquilibriumError, match=r"not positive definite .*f\[2,1\] = 0\.33"):
+        held_out.start_state
+    data["gravity"] = [0.0, 0.0, -3.0]
+    lighter = flexfmu.build_model(flexfmu.arm_from_dict(data))
+    assert lighter.start_state[lighter.states.index("f[2,1]")] > 0.05
+
+    model = example_model("canadarm2_5link")
+    q = model.start_coordinates.copy()
+    q[[model.coordinates.index(name) for name in model.states]] = model.start_state[:len(model.states)]
+    n = len(q)
+    y = dict(zip(model.output_names, np.array(model.outputs(q, np.zeros(n), model.start_inputs,
+                                                              model.nominal_parameters)).ravel()))
+    assert np.abs(model.start_inputs).max() < 1e-6
+    assert max(abs(y[name]) for name in model.outputs_of("deflection")) < 1e-12
+    assert y["link[2].stretch"] > y["link[3].stretch"] > 0.0
+    assert y["tip.z"] < -14.0
+
+
 def test_lumped_mass_mid_span_sags_as_a_point_load():
     """A heavy mass at mid-span on a light cantilever: tip deflection
     P a^2 (3L - a) / (6 EI) with a = L/2 (beam tables), plus the beam's own

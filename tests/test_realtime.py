@@ -35,17 +35,14 @@ def growth_rate(model) -> float:
 @pytest.mark.parametrize("name", EXAMPLE_ARMS)
 def test_an_fmu_left_alone_stays_at_rest(name):
     """Issue 21: run every example arm's default FMU 5 s with its inputs untouched (the holding torques, or a
-    prescribed joint held): no error, and its encoders and every state stay where they started.
-
-    An arm whose rest is unstable cannot stay there under constant torques, whatever they are: Canadarm2 in
-    1 g (its booms sag 0.34 m; the sagging booms' sideways bending with the shoulder's roll grows at about
-    213 1/s, and at 3 m/s^2 it is still stable). It is held for as long as round-off takes to grow
-    ten-thousandfold, ln(1e4) / rate, and its rate must stay what docs/realtime.md says."""
+    prescribed joint held): no error, and its encoders and every state stay where they started. Its rest must
+    be stable (no eigenvalue of the linearised arm, torques held, grows): constant torques cannot hold an
+    unstable one, and an arm whose start pose is one starts elsewhere (Canadarm2 hangs: held out in 1 g its
+    sagging booms leave the mass matrix indefinite and the rest grew at 213 1/s)."""
     model = example_model(name)
     rate = growth_rate(model)
-    duration = 5.0 if rate < 0.1 else min(5.0, np.log(1e4) / rate)
-    if rate >= 0.1:
-        assert 150.0 < rate < 300.0, f"{name}: the rest grows at {rate:.3g} 1/s; docs/realtime.md says 213 1/s"
+    assert rate < 0.1, f"{name}: the rest grows at {rate:.3g} 1/s"
+    duration = 5.0
     fmu = fmu_cache.native_fmu(model.arm)
     encoders = model.outputs_of("joint_angle")
     states = model.states + [f"der({c})" for c in model.states]

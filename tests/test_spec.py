@@ -474,6 +474,8 @@ def test_joint_rules():
         'link[1].joint.stiffness is only allowed for a flexible joint (kind = "flexible")',
         "link[1].joint.coulomb_velocity must be in [1e-06, 1000] rad/s, got 0",
     ]
+    data["link"][0]["joint"] = {"start_angle": 7.0}
+    assert problems_of(data) == ["link[1].joint.start_angle must be in [-6.28319, 6.28319] rad, got 7.0"]
 
 
 def test_lumped_mass_link_must_exist():

@@ -140,9 +140,29 @@ def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndar
                 if _vanished(step[:len(free)], q_now[k]) and _vanished(step[len(free):], tau_now[k]):
                     settled.add(k)
         if not going:
+            _check_mass(model, q_now, ps)
             return q_now, tau_now
     raise _failed(model, min(going), f"no static equilibrium found at its start pose (Newton did not converge in "
                                      f"{ITERATIONS} steps; the arm may buckle or fall under its load)")
+
+
+def _check_mass(model, q: np.ndarray, ps) -> None:
+    """Raise for a set whose mass matrix at its equilibrium ``q`` (sets x n) is not positive definite: there the
+    arm has no dynamics to start from (its accelerations are not defined by its forces), as when an
+    assumed-modes link is bent beyond what its modes represent (the second-order terms of their kinetic energy
+    outweigh the first)."""
+    count, n = q.shape
+    masses = np.array(model.mass_matrix.map(count)(q.T, np.asarray(ps, float).T)).reshape(n, count, n)
+    lowest = np.linalg.eigvalsh(masses.transpose(1, 0, 2)).min(axis=1)
+    for k in np.flatnonzero(lowest <= 0.0):
+        undeformed = np.linalg.eigvalsh(np.array(model.mass_matrix(model.start_coordinates, ps[k]))).min()
+        bendings = [i for i in _free(model) if model.layout[i].kind != "rotor"] or _free(model)
+        bent = sorted(bendings, key=lambda i: -abs(q[k, i]))[:3]
+        raise _failed(model, int(k), (
+            f"its mass matrix is not positive definite at its static equilibrium at the start pose (smallest "
+            f"eigenvalue {lowest[k]:.3g}, {undeformed:.3g} undeformed): the deflections there ("
+            f"{', '.join(f'{model.layout[i].name} = {q[k, i]:.3g}' for i in bent)}) are beyond what its modes "
+            f"represent; start it where gravity bends it less (link.joint.start_angle)"))
 
 
 def _vanished(step: np.ndarray, values: np.ndarray) -> bool:

@@ -197,10 +197,14 @@ class Model:
 
     @property
     def start_coordinates(self) -> np.ndarray:
-        """q at the arm's start pose (the FMU's start values): zeros for serial arms, the home position's
-        motor angles and undeformed links for a Delta robot."""
+        """q at the arm's start pose (the FMU's start values, before the static equilibrium settles the rest):
+        a serial arm's joints and their rotors at the joints' ``start_angle`` (springs relaxed) and its modes
+        zero, the home position's motor angles and undeformed links for a Delta robot."""
         start = getattr(self._graph, "start_coordinates", None)
-        return np.zeros(len(self.layout)) if start is None else np.asarray(start(), float)
+        if start is not None:
+            return np.asarray(start(), float)
+        return np.array([self.arm.links[c.link - 1].joint.start_angle if c.kind in ("joint", "rotor") else 0.0
+                         for c in self.layout])
 
     @property
     def reduction(self):

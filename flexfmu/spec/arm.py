@@ -55,6 +55,8 @@ class Joint:
     A ``prescribed`` joint (rigid only) is driven by its motion: its angle,
     rate and acceleration are inputs of the model and its torque an output,
     as a position-controlled servo or a spin-up test rig drives it.
+    ``start_angle`` is the joint's angle in the arm's start pose, where its
+    FMU starts at rest (the static equilibrium there).
     """
 
     kind: str = "rigid"
@@ -65,6 +67,7 @@ class Joint:
     viscous_friction: float = 0.0
     coulomb_friction: float = 0.0
     coulomb_velocity: float = 0.01
+    start_angle: float = 0.0
     prescribed: bool = False
 
 

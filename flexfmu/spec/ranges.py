@@ -16,6 +16,7 @@ links 160 s) and compiling an FMU as the size of the generated C (an arm of
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -72,6 +73,7 @@ RANGES = {
     "coulomb_velocity": Range(1e-6, 1e3, "rad/s", "`joint.coulomb_velocity`",
                               "a sharp switch (a stiff ODE, small steps) to a gentle one"),
     "damping_coefficient": Range(0.0, 1e6, "N.s/m", "`modes.damping_coefficient`", "none to far beyond critical"),
+    "start_angle": Range(-2 * math.pi, 2 * math.pi, "rad", "`joint.start_angle`", "at most a turn either way"),
 }
 # spatial arms (kind = "spatial") use the ranges above for the keys they share and these for their own
 RANGES.update({

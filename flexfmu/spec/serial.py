@@ -32,7 +32,7 @@ from flexfmu.spec.ranges import DAMPING_RATIO, MAX_MODES, RANGES, SIZES
 from flexfmu.spec.shapes import shape_problem, shape_set_problem
 
 JOINT_COMMON = ("kind", "rotor_inertia", "gear_ratio", "viscous_friction",
-                "coulomb_friction", "coulomb_velocity", "prescribed")
+                "coulomb_friction", "coulomb_velocity", "prescribed", "start_angle")
 FLEXIBLE_JOINT_ONLY = ("stiffness", "spring_damping")
 
 
@@ -110,6 +110,7 @@ def joint(problems, link_table, link_path):
         viscous_friction=ranged(problems, table, "viscous_friction", path, "viscous_friction", 0.0),
         coulomb_friction=ranged(problems, table, "coulomb_friction", path, "coulomb_friction", 0.0),
         coulomb_velocity=ranged(problems, table, "coulomb_velocity", path, "coulomb_velocity", 0.01),
+        start_angle=ranged(problems, table, "start_angle", path, "start_angle", 0.0),
     )
 
 
