@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import flexfmu.errors
@@ -55,6 +56,19 @@ def test_simulate_writes_trajectory_plot_and_summary(tmp_path):
     assert (out / "simulation.png").stat().st_size > 10_000
     header = (out / "trajectory.csv").read_text().splitlines()[0]
     assert header.startswith("time [s],theta[1] [rad]")
+
+
+def test_simulate_releases_the_arm_from_its_start_pose(tmp_path):
+    """Without --initial the run starts at the arm's start pose (its joints' start_angle): a rigid pendulum
+    hanging straight down (-90 deg, gravity along -y) with no torque stays there; the same pendulum started at
+    0 rad would swing through 90 deg."""
+    arm = tmp_path / "pendulum.toml"
+    arm.write_text('name = "pendulum"\ngravity = [0.0, -9.81]\n[[link]]\nkind = "rigid"\nlength = 0.5\n'
+                   'mass = 1.0\ncom = [0.25, 0.0]\ninertia = 0.02\n[link.joint]\nstart_angle = -1.5707963267948966\n')
+    out = tmp_path / "run"
+    assert main(["simulate", str(arm), "--duration", "1.0", "--output-interval", "0.01", "--out", str(out)]) == 0
+    angles = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1, usecols=1)
+    assert np.abs(angles + np.pi / 2).max() < 1e-9
 
 
 def test_simulate_says_when_the_run_leaves_the_validity_envelope(tmp_path, capsys):

@@ -476,6 +476,9 @@ def test_joint_rules():
     ]
     data["link"][0]["joint"] = {"start_angle": 7.0}
     assert problems_of(data) == ["link[1].joint.start_angle must be in [-6.28319, 6.28319] rad, got 7.0"]
+    data["link"][0]["joint"] = {"prescribed": True, "start_angle": 0.5}
+    assert problems_of(data)[0] == ("link[1].joint.start_angle must be 0 on a prescribed joint (its motion starts "
+                                    "it), got 0.5")
 
 
 def test_lumped_mass_link_must_exist():

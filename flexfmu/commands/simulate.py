@@ -1,9 +1,10 @@
 """``flexfmu simulate ARM --out DIR``: a reference run with plot and summary.
 
-Releases the arm from an initial pose with zero joint torque (or constant
-torques given with ``--torque``) and integrates the Model with CVODES at tight
-tolerance; prescribed joints are held at zero (a scenario's ``[motion]``
-drives them: ``flexfmu crosscheck``). Writes ``trajectory.csv``, ``simulation.png``, ``summary.json`` and
+Releases the arm from an initial pose (its start pose, undeformed, with the
+coordinates ``--initial`` names) with zero joint torque (or constant torques
+given with ``--torque``) and integrates the Model with CVODES at tight
+tolerance; prescribed joints are held at their start angles (a scenario's
+``[motion]`` drives them: ``flexfmu crosscheck``). Writes ``trajectory.csv``, ``simulation.png``, ``summary.json`` and
 ``summary.md`` into DIR; both summaries, and the console when it is left, say whether the run stayed in the
 model's validity envelope.
 """
@@ -47,10 +48,12 @@ def run(args) -> int:
     n = len(model.states)
     initial = parse_assignments(args.initial, model.states, "--initial")
     torque = parse_assignments(args.torque, model.inputs_of(TORQUE), "--torque")
-    x0 = np.zeros(2 * n)
+    pose, drives = model.start_coordinates, model.drives
+    x0 = np.concatenate([pose[list(drives.states)], np.zeros(n)])
     for name, value in initial.items():
         x0[model.states.index(name)] = value
     u = np.array([torque.get(name, 0.0) for name in model.inputs])
+    u[list(drives.angles)] = pose[list(drives.prescribed)]
 
     start = time.perf_counter()
     result = simulate_reference(model, duration, interval, x0=x0, inputs=lambda t: u)

@@ -115,8 +115,11 @@ def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndar
     others go on."""
     free = _free(model)
     q0 = np.asarray(model.start_coordinates, float).copy()
-    for name, value in (pose or {}).items():
-        q0[model.coordinates.index(name)] = value
+    for name, value in (pose or {}).items():  # a posed joint's rotor with it: the spring starts relaxed
+        index = model.coordinates.index(name)
+        for k, c in enumerate(model.layout):
+            if k == index or (c.kind == "rotor" and c.link == model.layout[index].link):
+                q0[k] = value
     count, joints = len(ps), model.input_matrix.size2_out(0)
     q_now, tau_now = np.tile(q0, (count, 1)), np.zeros((count, joints))
     going, settled = set(range(count)), set()
@@ -147,22 +150,31 @@ def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndar
 
 
 def _check_mass(model, q: np.ndarray, ps) -> None:
-    """Raise for a set whose mass matrix at its equilibrium ``q`` (sets x n) is not positive definite: there the
-    arm has no dynamics to start from (its accelerations are not defined by its forces), as when an
-    assumed-modes link is bent beyond what its modes represent (the second-order terms of their kinetic energy
-    outweigh the first)."""
+    """Raise for a set whose mass matrix at its equilibrium ``q`` (sets x n) is not positive definite over the
+    state coordinates (scaled to a unit diagonal, which keeps the signs of its eigenvalues and removes round-off
+    of its units): there the arm has no dynamics to start from (its accelerations are not defined by its forces),
+    as when an assumed-modes link is bent beyond what its modes represent (the second-order terms of their
+    kinetic energy outweigh the first)."""
     count, n = q.shape
+    states = list(model.drives.states)
     masses = np.array(model.mass_matrix.map(count)(q.T, np.asarray(ps, float).T)).reshape(n, count, n)
-    lowest = np.linalg.eigvalsh(masses.transpose(1, 0, 2)).min(axis=1)
-    for k in np.flatnonzero(lowest <= 0.0):
-        undeformed = np.linalg.eigvalsh(np.array(model.mass_matrix(model.start_coordinates, ps[k]))).min()
+    masses = masses.transpose(1, 0, 2)[:, states][:, :, states]
+    diagonal = np.einsum("kii->ki", masses)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = 1.0 / np.sqrt(diagonal)
+        scaled = masses * scale[:, :, None] * scale[:, None, :]
+    sound = np.isfinite(scaled).all(axis=(1, 2))
+    lowest = np.full(count, -np.inf)
+    lowest[sound] = np.linalg.eigvalsh(scaled[sound]).min(axis=1)
+    for k in np.flatnonzero(~(lowest > 0.0)):
+        unscaled = np.linalg.eigvalsh(masses[k]).min() if np.isfinite(masses[k]).all() else float("nan")
         bendings = [i for i in _free(model) if model.layout[i].kind != "rotor"] or _free(model)
         bent = sorted(bendings, key=lambda i: -abs(q[k, i]))[:3]
         raise _failed(model, int(k), (
-            f"its mass matrix is not positive definite at its static equilibrium at the start pose (smallest "
-            f"eigenvalue {lowest[k]:.3g}, {undeformed:.3g} undeformed): the deflections there ("
+            f"its mass matrix is not positive definite at its static equilibrium (smallest eigenvalue "
+            f"{unscaled:.3g}): the deflections there ("
             f"{', '.join(f'{model.layout[i].name} = {q[k, i]:.3g}' for i in bent)}) are beyond what its modes "
-            f"represent; start it where gravity bends it less (link.joint.start_angle)"))
+            f"represent; start it where gravity bends it less (another start pose or initial joint angles)"))
 
 
 def _vanished(step: np.ndarray, values: np.ndarray) -> bool:

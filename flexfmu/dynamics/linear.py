@@ -53,7 +53,7 @@ def linearise(model: Model, q0=None, p=None, locked=()) -> Linearisation:
     Parameters
     ----------
     q0 : array, optional
-        Configuration (the start pose by default: zeros, the arm stretched along x, for serial arms).
+        Configuration (the start pose by default: ``model.start_coordinates``, undeformed).
     p : array, optional
         Parameters (nominal by default).
     locked : iterable of str
@@ -88,7 +88,7 @@ def natural_frequencies(model: Model, q0=None, p=None, locked=()) -> np.ndarray:
     ----------
     model : Model
     q0 : array, optional
-        Configuration (the start pose by default: zeros, the arm stretched along x, for serial arms).
+        Configuration (the start pose by default: ``model.start_coordinates``, undeformed).
     p : array, optional
         Parameters (nominal by default).
     locked : iterable of str

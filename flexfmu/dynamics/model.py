@@ -107,7 +107,7 @@ class ModelGraph(Protocol):
         """The Functions of the C contract (:class:`CompiledDynamics`) for ``model``, the
         Model built on this graph."""
 
-    # optional: start_coordinates() -> array, the q an FMU starts from (zeros when absent)
+    # optional: start_coordinates() -> array, the q an FMU starts from (the joints' start angles when absent)
 
 
 @dataclass(frozen=True)

@@ -254,8 +254,8 @@ def is_multiple(value: float, step: float) -> bool:
 
 
 def highest_frequency(model, p=None) -> float:
-    """Highest linearised natural frequency (rad/s) of ``model`` at the pose q = 0, with parameters ``p``
-    (nominal when None), its prescribed joints held; 0 for an arm with no oscillating coordinate.
+    """Highest linearised natural frequency (rad/s) of ``model`` at its start pose, undeformed, with parameters
+    ``p`` (nominal when None), its prescribed joints held; 0 for an arm with no oscillating coordinate.
 
     This sets an exported FMU's internal step, so it is the frequency of the dynamics the FMU integrates,
     linearised at the start pose, not about a loaded equilibrium: it adds no geometric stiffness of an axial

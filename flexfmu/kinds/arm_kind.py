@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 
 from flexfmu.control.planners import Planner
 from flexfmu.control.reference_kinds import ReferenceKind
-from flexfmu.dynamics.metadata import JOINT_ANGLE
 from flexfmu.spec.keys import check_row
 
 
@@ -77,16 +75,17 @@ HOME_FREQUENCIES = 8  # how many flexfmu info reports (paper 003 tabulates eight
 
 
 def held_home_frequencies(model) -> dict | None:
-    """The first natural frequencies of a serial arm's ``model`` at its start pose (every joint at 0) with its
-    joints held by their motors, about the static sag under gravity with the geometric stiffness of the links'
-    axial load (:func:`flexfmu.dynamics.linear.held_frequencies`); None for an arm with nothing to vibrate."""
+    """The first natural frequencies of a serial arm's ``model`` at its start pose (every joint at its
+    ``start_angle``) with its joints held by their motors, about the static sag under gravity with the geometric
+    stiffness of the links' axial load (:func:`flexfmu.dynamics.linear.held_frequencies`); None for an arm with
+    nothing to vibrate."""
     from flexfmu.dynamics.linear import held_frequencies
 
-    joints = model.outputs_of(JOINT_ANGLE)
-    omega = held_frequencies(model, np.zeros(len(joints)))
+    pose = model.start_coordinates[model.coordinates_of("joint")]
+    omega = held_frequencies(model, pose)
     omega = omega[omega > 0][:HOME_FREQUENCIES]
     if not omega.size:
         return None
-    return {"where": "at the start pose (every joint at 0 rad), joints held, about the static sag under gravity "
-                     "with the geometric stiffness of the links' axial load",
-            "position": [0.0] * len(joints), "rad/s": [float(w) for w in omega]}
+    return {"where": "at the start pose (every joint at its start_angle), joints held, about the static sag under "
+                     "gravity with the geometric stiffness of the links' axial load",
+            "position": [float(angle) for angle in pose], "rad/s": [float(w) for w in omega]}

@@ -100,9 +100,15 @@ def joint(problems, link_table, link_path):
     else:
         stiffness = spring_damping = 0.0
         rotor_inertia = ranged(problems, table, "rotor_inertia", path, "rotor_inertia", 0.0)
+    prescribed = boolean(problems, table, "prescribed", path, False)
+    start_angle = ranged(problems, table, "start_angle", path, "start_angle", 0.0)
+    if prescribed and start_angle:
+        problems.append(f"{path}.start_angle must be 0 on a prescribed joint (its motion starts it), got "
+                        f"{show(table['start_angle'])}")
+        start_angle = None
     return Joint(
         kind=kind,
-        prescribed=boolean(problems, table, "prescribed", path, False),
+        prescribed=prescribed,
         stiffness=stiffness,
         spring_damping=spring_damping,
         rotor_inertia=rotor_inertia,
@@ -110,7 +116,7 @@ def joint(problems, link_table, link_path):
         viscous_friction=ranged(problems, table, "viscous_friction", path, "viscous_friction", 0.0),
         coulomb_friction=ranged(problems, table, "coulomb_friction", path, "coulomb_friction", 0.0),
         coulomb_velocity=ranged(problems, table, "coulomb_velocity", path, "coulomb_velocity", 0.01),
-        start_angle=ranged(problems, table, "start_angle", path, "start_angle", 0.0),
+        start_angle=start_angle,
     )
 
 

@@ -260,6 +260,7 @@ def run_campaign(points: list[dict], task: Callable, out: Path, settings: Campai
     with open(journal_path, "a") as journal:
         if cut:  # the last line was cut short by an interruption: start on a fresh one
             journal.write("\n")
+            journal.flush()  # before any worker forks: a buffered write would be written again by each fork
 
         def record(key: str, row: dict) -> None:
             row = keep(key, row) if keep else row
