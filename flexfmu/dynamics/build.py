@@ -109,8 +109,7 @@ def check_mass_matrix(arm: ArmSpec, layout: tuple[Coordinate, ...], mass_matrix:
     if bad.any():
         worst, why = int(np.argmax(bad)), "has a zero, negative or non-finite diagonal entry"
     else:
-        scale = 1.0 / np.sqrt(diagonal)
-        eigenvalues, vectors = np.linalg.eigh(M * np.outer(scale, scale))
+        eigenvalues, vectors = np.linalg.eigh(unit_diagonal(M))
         if eigenvalues[0] >= CONDITION_FLOOR:
             return
         worst = int(np.argmax(np.abs(vectors[:, 0])))
@@ -119,3 +118,12 @@ def check_mass_matrix(arm: ArmSpec, layout: tuple[Coordinate, ...], mass_matrix:
     raise SpecError([f"link[{coordinate.link}]: the mass matrix at q = 0 {why} along {coordinate.name}: "
                      f"the masses and inertias of the arm are too many orders of magnitude apart to simulate"],
                     f"arm {arm.name!r}")
+
+
+def unit_diagonal(M: np.ndarray) -> np.ndarray:
+    """``M`` (or a stack of matrices, ``M[k]``) scaled to a unit diagonal, D^-1/2 M D^-1/2: a congruence, so the
+    signs of its eigenvalues stay, and its units go, so one threshold serves every arm. Not finite where a
+    diagonal entry is not positive."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = 1.0 / np.sqrt(np.einsum("...ii->...i", M))
+    return M * scale[..., :, None] * scale[..., None, :]

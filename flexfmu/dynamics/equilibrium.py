@@ -21,6 +21,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
+from flexfmu.dynamics.build import unit_diagonal
 from flexfmu.errors import FlexfmuError
 
 TOLERANCE = 1e-12  # relative size of the last Newton step
@@ -151,18 +152,15 @@ def _newton(model, evaluate, ps, pose: dict | None) -> tuple[np.ndarray, np.ndar
 
 def _check_mass(model, q: np.ndarray, ps) -> None:
     """Raise for a set whose mass matrix at its equilibrium ``q`` (sets x n) is not positive definite over the
-    state coordinates (scaled to a unit diagonal, which keeps the signs of its eigenvalues and removes round-off
-    of its units): there the arm has no dynamics to start from (its accelerations are not defined by its forces),
-    as when an assumed-modes link is bent beyond what its modes represent (the second-order terms of their
-    kinetic energy outweigh the first)."""
+    state coordinates (scaled to a unit diagonal as the build's check is, :func:`unit_diagonal`): there the arm
+    has no dynamics to start from (its accelerations are not defined by its forces), as when an assumed-modes
+    link is bent beyond what its modes represent (the second-order terms of their kinetic energy outweigh the
+    first)."""
     count, n = q.shape
     states = list(model.drives.states)
     masses = np.array(model.mass_matrix.map(count)(q.T, np.asarray(ps, float).T)).reshape(n, count, n)
     masses = masses.transpose(1, 0, 2)[:, states][:, :, states]
-    diagonal = np.einsum("kii->ki", masses)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = 1.0 / np.sqrt(diagonal)
-        scaled = masses * scale[:, :, None] * scale[:, None, :]
+    scaled = unit_diagonal(masses)
     sound = np.isfinite(scaled).all(axis=(1, 2))
     lowest = np.full(count, -np.inf)
     lowest[sound] = np.linalg.eigvalsh(scaled[sound]).min(axis=1)

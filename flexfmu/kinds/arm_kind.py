@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-
 from flexfmu.control.planners import Planner
 from flexfmu.control.reference_kinds import ReferenceKind
 from flexfmu.spec.keys import check_row
