@@ -12,6 +12,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
+from flexfmu.dynamics.definiteness import unit_diagonal
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate
 from flexfmu.dynamics.model import ArmSpec, Model
@@ -118,12 +119,3 @@ def check_mass_matrix(arm: ArmSpec, layout: tuple[Coordinate, ...], mass_matrix:
     raise SpecError([f"link[{coordinate.link}]: the mass matrix at q = 0 {why} along {coordinate.name}: "
                      f"the masses and inertias of the arm are too many orders of magnitude apart to simulate"],
                     f"arm {arm.name!r}")
-
-
-def unit_diagonal(M: np.ndarray) -> np.ndarray:
-    """``M`` (or a stack of matrices, ``M[k]``) scaled to a unit diagonal, D^-1/2 M D^-1/2: a congruence, so the
-    signs of its eigenvalues stay, and its units go, so one threshold serves every arm. Not finite where a
-    diagonal entry is not positive."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = 1.0 / np.sqrt(np.einsum("...ii->...i", M))
-    return M * scale[..., :, None] * scale[..., None, :]

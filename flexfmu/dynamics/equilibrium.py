@@ -21,7 +21,7 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from flexfmu.dynamics.build import unit_diagonal
+from flexfmu.dynamics.definiteness import unit_diagonal
 from flexfmu.errors import FlexfmuError
 
 TOLERANCE = 1e-12  # relative size of the last Newton step
