@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 
 from flexfmu.dynamics.model import CompiledDynamics
-from flexfmu.integrate import ROS2_GAMMA, default_integrator, highest_frequency, rk4_step, rosenbrock_step
+import flexfmu
+from benchmarks.spatial import spatial_chain_table as spatial_chain
+from flexfmu.integrate import (
+    MAX_RK4_OPERATIONS,
+    ROS2_GAMMA,
+    default_integrator,
+    highest_frequency,
+    right_hand_side_operations,
+    rk4_step,
+    rk4_substeps,
+    rosenbrock_step,
+)
 from tests.conftest import example_model
 
 
@@ -78,16 +89,71 @@ def observed_order(model) -> float:
     return math.log2(errors[0] / errors[1])
 
 
-@pytest.mark.parametrize("name", ["rigid_2link", "lin_lewis_rfr", "cantilever"])
+@pytest.mark.parametrize("name", ["rigid_2link", "lin_lewis_rfr", "cantilever", "canadarm2_5link"])
 def test_second_order_with_the_structural_jacobian(name):
     """A W-method keeps its order for any matrix in place of the Jacobian: rigid_2link's W is its mass matrix
     alone (no structure), the flexible arms' hold their structural stiffness and damping (joint springs,
-    modes) but not the rest of the Jacobian of their nonlinear dynamics."""
+    modes) but not the rest of the Jacobian of their nonlinear dynamics; Canadarm2's stages are solved by its
+    articulated-body passes."""
     order = observed_order(example_model(name))
     assert 1.85 < order < 2.15
 
 
 def test_stiff_arms_default_to_the_rosenbrock_step():
-    """The rule of flexfmu.integrate.default_integrator: RK4 while it needs at most 16 substeps."""
+    """The rule of flexfmu.integrate.default_integrator on stiffness: RK4 while it needs at most 16 substeps."""
     assert default_integrator(1000.0, 1e-3) == "rk4"  # 4 substeps
     assert default_integrator(17000.0, 1e-3) == "rosenbrock"  # 57 substeps
+
+
+def test_arms_whose_rk4_substeps_are_dear_default_to_the_rosenbrock_step():
+    """and on cost: a 3-link spatial chain needs 7 RK4 substeps of 5,000 operations each per millisecond (1.4e8
+    per second simulated, beyond MAX_RK4_OPERATIONS) and takes ROS2; Canadarm2 (one substep) and the planar
+    yu_chen_2dof (three substeps of a small right-hand side) keep RK4."""
+    chain = flexfmu.build_model(flexfmu.arm_from_dict(spatial_chain(3)))
+    omega = highest_frequency(chain)
+    assert 2 < rk4_substeps(omega, 1e-3) <= 16
+    per_second = 4 * rk4_substeps(omega, 1e-3) * right_hand_side_operations(chain.compiled) / 1e-3
+    assert per_second > MAX_RK4_OPERATIONS
+    assert default_integrator(omega, 1e-3, chain.compiled) == "rosenbrock"
+    assert default_integrator(omega, 1e-3) == "rk4"  # stiffness alone would keep RK4
+    for name in ("canadarm2_5link", "yu_chen_2dof"):
+        model = example_model(name)
+        assert default_integrator(highest_frequency(model), 1e-3, model.compiled) == "rk4", name
+
+
+def stage_function(dynamics, model):
+    """(x, u, pc, c, r_q, r_v) -> (forced k_v, massed k_v) of ``dynamics.linear_stages``."""
+    n, nu, npc = len(model.state_layout), len(model.inputs), model.compiled.constants.size1_out(0)
+    x, u, pc, c = ca.MX.sym("x", 2 * n), ca.MX.sym("u", nu), ca.MX.sym("pc", len(model.parameters) + npc), \
+        ca.MX.sym("c")
+    r_q, r_v = ca.MX.sym("r_q", n), ca.MX.sym("r_v", n)
+    stages = dynamics.linear_stages(x, u, pc, c)
+    return ca.Function("stages", [x, u, pc, c, r_q, r_v], [stages.forced(r_q)[1], stages.massed(r_q, r_v)[1]])
+
+
+@pytest.mark.parametrize("name", ["canadarm2_5link", "chain3"])
+def test_the_spatial_stages_solve_with_the_structure_added_to_the_passes(name):
+    """A spatial chain's stage solves run the articulated-body passes with each body's stiffness and damping
+    added (no mass matrix); they must solve W k_v = f - c K r_q and W k_v = M r_v - c K r_q with
+    W = M + c D + c^2 K, against dense solves with the Model's closed-form M and f and its structure matrices, at
+    a random moving, deformed state."""
+    model = example_model(name) if name != "chain3" else \
+        flexfmu.build_model(flexfmu.arm_from_dict(spatial_chain(3)))
+    dynamics = model.compiled
+    assert dynamics.stages is not None
+    rng = np.random.default_rng(7)
+    n = len(model.state_layout)
+    p = model.nominal_parameters
+    pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
+    x = model.start_state + 0.1 * rng.standard_normal(2 * n)
+    u = model.start_inputs + rng.standard_normal(len(model.inputs))
+    c, r_q, r_v = 3e-4, rng.standard_normal(n), rng.standard_normal(n)
+    forced, massed = (np.array(v).ravel() for v in stage_function(dynamics, model)(x, u, pc, c, r_q, r_v))
+    q, qd = x[:n], x[n:]
+    M = np.array(model.mass_matrix(q, p))
+    f = M @ np.array(model.forward_dynamics(q, qd, u, p)).ravel()
+    K, D = (np.array(ca.densify(m)) for m in model.structure_matrices(p))
+    W = M + c * D + c**2 * K
+    np.testing.assert_allclose(forced, np.linalg.solve(W, f - c * K @ r_q), rtol=1e-9, atol=1e-9 * np.abs(forced).max())
+    np.testing.assert_allclose(massed, np.linalg.solve(W, M @ r_v - c * K @ r_q), rtol=1e-9,
+                               atol=1e-9 * np.abs(massed).max())

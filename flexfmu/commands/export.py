@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
     parser.add_argument("--interface", choices=("cs", "me", "both"), default=None,
                         help="co-simulation, model exchange or both in one FMU (default: both)")
     parser.add_argument("--integrator", choices=("rk4", "implicit", "rosenbrock"), default=None,
-                        help="fixed-step co-simulation integrator (default: rk4, or rosenbrock for a stiff arm)")
+                        help="fixed-step co-simulation integrator (default: rk4, or rosenbrock for a stiff arm "
+                             "or where RK4's substeps are dear)")
     parser.add_argument("--step", type=float, default=None,
                         help="internal co-simulation step in s (default: from the arm's highest frequency)")
     parser.add_argument("--communication-step", type=float, default=None,

@@ -17,8 +17,9 @@ many uses never need them).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Protocol
 
 import casadi as ca
@@ -26,6 +27,7 @@ import numpy as np
 
 from flexfmu.dynamics.drives import Drives
 from flexfmu.dynamics.metadata import Coordinate, Parameter, Signal
+from flexfmu.dynamics.stages import LinearStages, MassFormStages
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,11 @@ class CompiledDynamics:
         M(q) qdd = f(q, qd, u) with the stiffness K and damping D at q that
         the stiff integrators hold (``Model.stiffness_at``; see
         flexfmu.integrate.rosenbrock_step).
+    stages : (x, u, pc, c) -> LinearStages, or None
+        A kind's own stage solves of the Rosenbrock-W step at x
+        (:mod:`flexfmu.dynamics.stages`) where they are cheaper than a
+        factor of the mass form; None: :meth:`linear_stages` factors
+        ``mass_form``.
 
     x, q, qd and v0 hold the state coordinates (``Model.states``).
     """
@@ -56,11 +63,17 @@ class CompiledDynamics:
     directional: ca.Function
     newton_correction: ca.Function
     mass_form: ca.Function
+    stages: Callable[..., LinearStages] | None = None
 
     @property
     def size(self) -> int:
         """Number of constants c."""
         return self.constants.size1_out(0)
+
+    def linear_stages(self, x, u, pc, c) -> LinearStages:
+        """The stage solves of a Rosenbrock-W step at x with c = gamma h: the kind's own (``stages``), else
+        by an LDL' factor of the mass form."""
+        return (self.stages or partial(MassFormStages, self.mass_form))(x, u, pc, c)
 
 
 

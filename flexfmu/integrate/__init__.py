@@ -28,7 +28,6 @@ import math
 import casadi as ca
 import numpy as np
 
-from flexfmu.codegen.ldl import ldl_functions, sparse_product
 from flexfmu.dynamics.model import CompiledDynamics
 
 INTEGRATORS = ("rk4", "implicit", "rosenbrock")
@@ -45,6 +44,11 @@ ROS2_GAMMA = 1.0 - 1.0 / math.sqrt(2.0)
 # beyond, the arm is stiff and the Rosenbrock step at the communication step is the default (a ROS2 step
 # costs about as much as two RK4 substeps)
 MAX_RK4_SUBSTEPS = 16
+# ... or while its right-hand side costs at most this many operations per second simulated: 100 us of a 1 ms
+# step at the one operation per nanosecond of generated straight-line code on a modest core, a tenth of real
+# time. The example arms need at most 3e7 (Canadarm2); spatial chains of three links and more, whose torsion
+# needs 7 to 10 substeps, take 1.4e8 to 6.6e8 and step 8 times faster with ROS2 (benchmarks/quasi_static.py)
+MAX_RK4_OPERATIONS = 1e8
 
 
 def _symbols(rhs: ca.Function):
@@ -123,10 +127,10 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     order for any matrix J (a W-method), L-stable when J is the Jacobian. Here J is that of
     M qdd = f - K q - D v linearised in the structure alone (K and D at the
     step's start), so a stage solves, with c = gamma h,
-    (M + c D + c^2 K) k_v = M r_v - c K r_q and k_q = r_q + c k_v: one
-    matrix W = M + c D + c^2 K per step, factored once (``flexfmu.codegen.ldl``)
-    and solved twice, and two evaluations of the dynamics
-    (``dynamics.mass_form`` at y0, ``dynamics.state_derivative`` at y0 + h k1).
+    (M + c D + c^2 K) k_v = M r_v - c K r_q and k_q = r_q + c k_v: two solves
+    with one matrix W = M + c D + c^2 K (``dynamics.linear_stages``: an LDL'
+    factor of the mass form, or a kind's own passes, :mod:`flexfmu.dynamics.stages`),
+    and one more evaluation of the dynamics (``dynamics.state_derivative`` at y0 + h k1).
 
     Parameters
     ----------
@@ -144,42 +148,15 @@ def rosenbrock_step(dynamics: CompiledDynamics, name: str = "step") -> ca.Functi
     x, u, pc, h = _symbols(rhs)
     n = x.numel() // 2
     q0, v0 = x[:n], x[n:]
-    M, f, K, D = dynamics.mass_form(x, u, pc)
-    c = ROS2_GAMMA * h
-    solve = stage_solver(M, K, D, c)
-    k1q, k1v = solve(v0, f)  # r_v = M^-1 f, so M r_v = f
+    stages = dynamics.linear_stages(x, u, pc, ROS2_GAMMA * h)
+    k1q, k1v = stages.forced(v0)  # r_v = M^-1 f, so M r_v = f
     a2 = rhs(ca.vertcat(q0 + h * k1q, v0 + h * k1v), u, pc)[n:]
-    rq, rv = v0 + h * k1v - 2 * k1q, a2 - 2 * k1v
-    k2q, k2v = solve(rq, sparse_product(M, rv))
+    k2q, k2v = stages.massed(v0 + h * k1v - 2 * k1q, a2 - 2 * k1v)
     x_next = ca.vertcat(q0 + h * (1.5 * k1q + 0.5 * k2q), v0 + h * (1.5 * k1v + 0.5 * k2v))
     return ca.Function(name, [x, u, pc, h], [x_next], ["x", "u", "pc", "h"], ["x_next"])
 
 
 STEP_BUILDERS = {"rk4": rk4_step, "implicit": implicit_midpoint_step, "rosenbrock": rosenbrock_step}
-
-
-def stage_solver(M, K, D, c):
-    """The stage solve of a Rosenbrock-W step of M qdd = f - K q - D v with J linearised in the structure
-    (see :func:`rosenbrock_step`): one LDL of W = M + c D + c^2 K (``flexfmu.codegen.ldl``), and a function
-    (r_q, M r_v) -> (k_q, k_v) = (I - c J)^-1 [r_q; r_v], with k_v = W^-1 (M r_v - c K r_q) and
-    k_q = r_q + c k_v. It takes M r_v rather than r_v: where r_v = M^-1 f that product is f itself.
-
-    Parameters
-    ----------
-    M, K, D : casadi.MX
-        Mass, stiffness and damping matrices at the step's start.
-    c : casadi.MX
-        gamma h of the method.
-    """
-    W = M + c * D + c**2 * K
-    ldl = ldl_functions(W.sparsity())
-    factors = ldl.factors(W)
-
-    def solve(r_q, mass_times_r_v):
-        k_v = ldl.solve(*factors, mass_times_r_v - c * sparse_product(K, r_q))
-        return r_q + c * k_v, k_v
-
-    return solve
 
 
 def step_function(dynamics: CompiledDynamics, integrator: str, name: str = "step") -> ca.Function:
@@ -231,12 +208,38 @@ def default_internal_step(omega_max: float, integrator: str, communication_step:
     return communication_step / substeps
 
 
-def default_integrator(omega_max: float, communication_step: float) -> str:
-    """The integrator an export uses unless told: ``rk4`` while its accurate step needs at most
-    :data:`MAX_RK4_SUBSTEPS` substeps of ``communication_step`` for the highest frequency ``omega_max`` (rad/s),
-    else ``rosenbrock`` (a stiff arm: its fastest modes are damped, not followed)."""
-    substeps = communication_step / default_internal_step(omega_max, "rk4", communication_step)
-    return "rk4" if substeps <= MAX_RK4_SUBSTEPS + 1e-9 else "rosenbrock"
+def rk4_substeps(omega_max: float, communication_step: float) -> int:
+    """How many default RK4 steps (:func:`default_internal_step`) one ``communication_step`` takes for the
+    highest frequency ``omega_max`` (rad/s)."""
+    return round(communication_step / default_internal_step(omega_max, "rk4", communication_step))
+
+
+def is_stiff(omega_max: float, communication_step: float) -> bool:
+    """Whether RK4's accurate step needs more than :data:`MAX_RK4_SUBSTEPS` substeps of ``communication_step``
+    for the highest frequency ``omega_max`` (rad/s): its fastest modes are better damped than followed."""
+    return rk4_substeps(omega_max, communication_step) > MAX_RK4_SUBSTEPS
+
+
+def right_hand_side_operations(dynamics: CompiledDynamics) -> int:
+    """The operations of one evaluation of the generated state derivative (its instructions as straight-line
+    code: CasADi's count of the expanded Function)."""
+    rhs = dynamics.state_derivative
+    return (rhs if rhs.is_a("SXFunction") else rhs.expand()).n_instructions()
+
+
+def default_integrator(omega_max: float, communication_step: float, dynamics: CompiledDynamics | None = None) -> str:
+    """The integrator an export uses unless told: ``rk4``, or ``rosenbrock`` where the arm is stiff
+    (:func:`is_stiff`) or RK4 is dear: more than two substeps per ``communication_step`` and more than
+    :data:`MAX_RK4_OPERATIONS` operations of ``dynamics``' right-hand side per second simulated (a ROS2 step
+    costs about two RK4 substeps, and damps the fast modes RK4's substeps follow). Without ``dynamics`` only
+    stiffness counts."""
+    substeps = rk4_substeps(omega_max, communication_step)
+    if is_stiff(omega_max, communication_step):
+        return "rosenbrock"
+    if dynamics is None or substeps <= 2:
+        return "rk4"
+    per_second = 4 * substeps * right_hand_side_operations(dynamics) / communication_step
+    return "rosenbrock" if per_second > MAX_RK4_OPERATIONS else "rk4"
 
 
 def stable_step(omega_max: float, integrator: str) -> float:

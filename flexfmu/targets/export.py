@@ -36,7 +36,7 @@ class ExportSettings:
     integrator : str or None
         Fixed-step co-simulation integrator (``flexfmu.integrate.INTEGRATORS``); None picks it from the
         arm's highest linearised frequency (``flexfmu.integrate.default_integrator``: RK4 unless the arm
-        is stiff).
+        is stiff or RK4's substeps are dear).
     internal_step : float or None
         Internal step in s; None picks it from the arm's highest linearised
         frequency (``flexfmu.integrate.default_internal_step``).
@@ -140,7 +140,7 @@ def stepping(model, settings: ExportSettings) -> Stepping:
         message gives the limit and the largest stable step.
     """
     omega_max = highest_frequency(model)
-    integrator = settings.integrator or default_integrator(omega_max, settings.communication_step)
+    integrator = settings.integrator or default_integrator(omega_max, settings.communication_step, model.compiled)
     h = settings.internal_step or default_internal_step(omega_max, integrator, settings.communication_step)
     largest = stable_step(omega_max, integrator)
     if h > largest and not settings.allow_unstable_step:

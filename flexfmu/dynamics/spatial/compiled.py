@@ -5,7 +5,10 @@ quantities are constants c(p) laid out body by body; the right-hand side is
 the three articulated-body passes of :mod:`flexfmu.dynamics.spatial.articulated`,
 one template call per link and pass, expanded into straight-line code; the
 directional derivatives keep the calls; the implicit integrator's Newton
-correction reuses the passes with the structural terms added. Torques,
+correction and the Rosenbrock step's stage solves (:class:`_PassStages`)
+reuse the passes with the structural terms added, so no stiff integrator
+needs the closed-form mass matrix (five times the C of the passes for a
+7-link chain). Torques,
 friction and joint springs stay in q-space, computed by the Model's own
 force code. Every Function takes pc = [p; c] as its parameter argument.
 """
@@ -13,10 +16,12 @@ force code. Every Function takes pc = [p; c] as its parameter argument.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import casadi as ca
 import numpy as np
 
+from flexfmu.codegen.ldl import sparse_product
 from flexfmu.dynamics.graph_dynamics import mass_form
 from flexfmu.dynamics.forces import dissipation, input_matrix, spring_forces
 from flexfmu.dynamics.model import CompiledDynamics
@@ -125,7 +130,40 @@ def compiled_dynamics(chain, model) -> CompiledDynamics:
     newton = _newton_correction(model, passes, forces, lambda pc_: (ca.MX(K_nz, pc_[offsets[1]:offsets[2]]),
                                                                     ca.MX(D_nz, pc_[offsets[2]:offsets[3]])),
                                 pcm.numel())
-    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()))
+    stages = partial(_PassStages, passes, forces, lambda pc_: ca.MX(K_nz, pc_[offsets[1]:offsets[2]]))
+    return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()),
+                            stages)
+
+
+class _PassStages:
+    """The Rosenbrock-W stage solves (:class:`flexfmu.dynamics.stages.LinearStages`) at x by the passes:
+    W = M + c D + c^2 K is each body's G plus its structure (``link_structure`` at h = 2c, which gives
+    c D + c^2 K), so a solve is one inward and one outward pass; M r_v is the inverse-dynamics passes
+    without bias; the kinematics at x serve every pass. ``forces``: (q, qd, u, pc) -> the q-space forces
+    Q; ``stiffness``: pc -> K as an MX matrix."""
+
+    def __init__(self, passes: _Passes, forces, stiffness, x, u, pc, c):
+        n = x.numel() // 2
+        q, qd = x[:n], x[n:]
+        self.passes, self.c, self.K = passes, c, stiffness(pc)
+        self.bodies = passes.kinematics(q, qd, pc)
+        added = [link_structure(link.layout)(passes.body_constants(pc, link), 2 * c) for link in passes.links]
+        self.stiffened = [(G + S, F, T, cs) for (G, F, T, cs), S in zip(self.bodies, added)]
+        self.forces = forces(q, qd, u, pc)
+
+    def _unbiased(self, bodies):
+        return [(G, ca.MX(G.shape[0], 1), T, cs) for G, _, T, cs in bodies]
+
+    def _stage(self, r_q, k_v):
+        return r_q + self.c * k_v, k_v
+
+    def forced(self, r_q) -> tuple:
+        return self._stage(r_q, self.passes.solve(self.stiffened, self.forces - self.c * sparse_product(self.K, r_q)))
+
+    def massed(self, r_q, r_v) -> tuple:
+        mass_times = self.passes.residual(self._unbiased(self.bodies), r_v)
+        return self._stage(r_q, self.passes.solve(self._unbiased(self.stiffened),
+                                                  mass_times - self.c * sparse_product(self.K, r_q)))
 
 
 def _directional(passes: _Passes, generalized, kinematic, state_derivative, n, nu, npar, offsets, size) -> ca.Function:

@@ -74,7 +74,8 @@ import casadi as ca
 import numpy as np
 import scipy.integrate
 
-from flexfmu.integrate import default_integrator, highest_frequency, stage_solver
+from flexfmu.dynamics.stages import stage_solver
+from flexfmu.integrate import highest_frequency, is_stiff
 
 
 def dop853_step(model) -> ca.Function:
@@ -196,8 +197,7 @@ REFERENCE_INTEGRATORS = {integrator.name: integrator for integrator in (
 
 
 def reference_integrator(model, sample_step: float) -> ReferenceIntegrator:
-    """The reference's integrator for ``model`` sampled every ``sample_step`` s: ROS34PW2 where an exported FMU
-    of the arm would step with the Rosenbrock method (its highest frequency makes RK4, and so DOP853, take
-    its step for stability: ``flexfmu.integrate.default_integrator``), DOP853 otherwise."""
-    stiff = default_integrator(highest_frequency(model), sample_step) == "rosenbrock"
-    return REFERENCE_INTEGRATORS["ROS34PW2" if stiff else "DOP853"]
+    """The reference's integrator for ``model`` sampled every ``sample_step`` s: ROS34PW2 where the arm is stiff
+    at that step (its highest frequency makes RK4, and so DOP853, take its step for stability:
+    ``flexfmu.integrate.is_stiff``), DOP853 otherwise."""
+    return REFERENCE_INTEGRATORS["ROS34PW2" if is_stiff(highest_frequency(model), sample_step) else "DOP853"]
