@@ -81,7 +81,7 @@ def measure(model, label: str, settings: ExportSettings, work: Path, count: int,
     rhs = subprocess.run([str(rhs_binary), "20000", str(repeats)], capture_output=True, text=True,
                          check=True).stdout.split()
     return {
-        "arm": label, "integrator": settings.integrator, "states": 2 * len(model.coordinates),
+        "arm": label, "integrator": report.integrator, "states": 2 * len(model.coordinates),
         "internal_step_s": report.internal_step, "substeps_per_ms": round(1e-3 / report.internal_step),
         "omega_max_rad_s": report.omega_max, "codegen_s": report.codegen_s, "compile_s": report.compile_s,
         "export_total_s": report.total_s, "dostep_ns_median": out[0], "dostep_ns_min": out[1],
