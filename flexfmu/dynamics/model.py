@@ -71,8 +71,8 @@ class CompiledDynamics:
         return self.constants.size1_out(0)
 
     def linear_stages(self, x, u, pc, c) -> LinearStages:
-        """The stage solves of a Rosenbrock-W step at x with c = gamma h: the kind's own (``stages``), else
-        by an LDL' factor of the mass form."""
+        """The stage solves of a Rosenbrock-W step at the state ``x`` (inputs ``u``, ``pc`` = [p; c(p)]) with
+        ``c`` = gamma h, as MX graphs: the kind's own (``stages``), else by an LDL' factor of the mass form."""
         return (self.stages or partial(MassFormStages, self.mass_form))(x, u, pc, c)
 
 

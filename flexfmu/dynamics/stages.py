@@ -33,10 +33,10 @@ class LinearStages(Protocol):
     """The stage solves of one Rosenbrock-W step at its start y0 (MX graphs; see the module docstring)."""
 
     def forced(self, r_q) -> tuple:
-        """(k_q, k_v) with W k_v = f(y0, u) - c K r_q: the first stage, r_v = M^-1 f."""
+        """(k_q, k_v) with W k_v = f(y0, u) - c K ``r_q``: the first stage, r_v = M^-1 f."""
 
     def massed(self, r_q, r_v) -> tuple:
-        """(k_q, k_v) with W k_v = M(q0) r_v - c K r_q."""
+        """(k_q, k_v) with W k_v = M(q0) ``r_v`` - c K ``r_q``."""
 
 
 def stage_solver(M, K, D, c):
@@ -63,14 +63,17 @@ def stage_solver(M, K, D, c):
 
 
 class MassFormStages:
-    """:class:`LinearStages` from a mass form (x, u, pc) -> (M, f, K, D), evaluated once at y0 = ``x``."""
+    """:class:`LinearStages` from a ``mass_form`` (x, u, pc) -> (M, f, K, D), evaluated once at y0 = ``x``
+    with the inputs ``u`` and ``pc`` = [p; c(p)], for ``c`` = gamma h."""
 
     def __init__(self, mass_form: ca.Function, x, u, pc, c):
         self.M, self.f, K, D = mass_form(x, u, pc)
         self._solve = stage_solver(self.M, K, D, c)
 
     def forced(self, r_q) -> tuple:
+        """(k_q, k_v) with W k_v = f - c K ``r_q``."""
         return self._solve(r_q, self.f)
 
     def massed(self, r_q, r_v) -> tuple:
+        """(k_q, k_v) with W k_v = M ``r_v`` - c K ``r_q``."""
         return self._solve(r_q, sparse_product(self.M, r_v))

@@ -221,15 +221,15 @@ def is_stiff(omega_max: float, communication_step: float) -> bool:
 
 
 def right_hand_side_operations(dynamics: CompiledDynamics) -> int:
-    """The operations of one evaluation of the generated state derivative (its instructions as straight-line
-    code: CasADi's count of the expanded Function)."""
+    """The operations of one evaluation of the generated state derivative of ``dynamics`` (its instructions as
+    straight-line code: CasADi's count of the expanded Function)."""
     rhs = dynamics.state_derivative
     return (rhs if rhs.is_a("SXFunction") else rhs.expand()).n_instructions()
 
 
 def default_integrator(omega_max: float, communication_step: float, dynamics: CompiledDynamics | None = None) -> str:
-    """The integrator an export uses unless told: ``rk4``, or ``rosenbrock`` where the arm is stiff
-    (:func:`is_stiff`) or RK4 is dear: more than two substeps per ``communication_step`` and more than
+    """The integrator an export uses unless told, for the highest frequency ``omega_max`` (rad/s): ``rk4``, or
+    ``rosenbrock`` where the arm is stiff (:func:`is_stiff`) or RK4 is dear: more than two substeps per ``communication_step`` and more than
     :data:`MAX_RK4_OPERATIONS` operations of ``dynamics``' right-hand side per second simulated (a ROS2 step
     costs about two RK4 substeps, and damps the fast modes RK4's substeps follow). Without ``dynamics`` only
     stiffness counts."""
