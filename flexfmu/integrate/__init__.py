@@ -229,10 +229,10 @@ def right_hand_side_operations(dynamics: CompiledDynamics) -> int:
 
 def default_integrator(omega_max: float, communication_step: float, dynamics: CompiledDynamics | None = None) -> str:
     """The integrator an export uses unless told, for the highest frequency ``omega_max`` (rad/s): ``rk4``, or
-    ``rosenbrock`` where the arm is stiff (:func:`is_stiff`) or RK4 is dear: more than two substeps per ``communication_step`` and more than
-    :data:`MAX_RK4_OPERATIONS` operations of ``dynamics``' right-hand side per second simulated (a ROS2 step
-    costs about two RK4 substeps, and damps the fast modes RK4's substeps follow). Without ``dynamics`` only
-    stiffness counts."""
+    ``rosenbrock`` where the arm is stiff (:func:`is_stiff`) or RK4 is dear: more than two substeps per
+    ``communication_step`` and more than :data:`MAX_RK4_OPERATIONS` operations of ``dynamics``' right-hand
+    side per second simulated (a ROS2 step costs about two RK4 substeps, and damps the fast modes RK4's
+    substeps follow). Without ``dynamics`` only stiffness counts."""
     substeps = rk4_substeps(omega_max, communication_step)
     if is_stiff(omega_max, communication_step):
         return "rosenbrock"
