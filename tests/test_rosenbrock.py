@@ -21,6 +21,7 @@ from flexfmu.integrate import (
     rk4_step,
     rk4_substeps,
     rosenbrock_step,
+    rosenbrock_tangent,
 )
 from tests.conftest import example_model
 
@@ -157,3 +158,29 @@ def test_the_spatial_stages_solve_with_the_structure_added_to_the_passes(name):
     np.testing.assert_allclose(forced, np.linalg.solve(W, f - c * K @ r_q), rtol=1e-9, atol=1e-9 * np.abs(forced).max())
     np.testing.assert_allclose(massed, np.linalg.solve(W, M @ r_v - c * K @ r_q), rtol=1e-9,
                                atol=1e-9 * np.abs(massed).max())
+
+
+@pytest.mark.parametrize("name", ["kuo_delta", "yu_chen_2dof"])
+def test_the_tangent_of_the_step_is_its_derivative(name):
+    """flexfmu.integrate.rosenbrock_tangent differentiates the step by hand around its LDL' factors (the
+    mass form's derivatives by CasADi): in three directions at once it must equal CasADi's own forward
+    derivative of the whole step to round-off, and central differences of the step to their error, at a
+    moving, deformed state."""
+    model = example_model(name)
+    dynamics = model.compiled
+    p = model.nominal_parameters
+    pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
+    rng = np.random.default_rng(3)
+    x = model.start_state + 0.01 * rng.standard_normal(model.start_state.size)
+    u = model.start_inputs + 0.1 * rng.standard_normal(len(model.inputs))
+    dX, dU = rng.standard_normal((x.size, 3)), rng.standard_normal((u.size, 3))
+    h, e = 1e-3, 1e-6
+    step = rosenbrock_step(dynamics)
+    tangents = np.array(rosenbrock_tangent(dynamics, 3)(x, u, pc, h, dX, dU))
+    forward, x1 = step.forward(1), step(x, u, pc, h)
+    for j in range(3):
+        derivative = np.array(forward(x, u, pc, h, x1, dX[:, j], dU[:, j], 0, 0)).ravel()
+        np.testing.assert_allclose(tangents[:, j], derivative, rtol=0, atol=1e-11 * np.abs(derivative).max())
+        difference = (np.array(step(x + e * dX[:, j], u + e * dU[:, j], pc, h))
+                      - np.array(step(x - e * dX[:, j], u - e * dU[:, j], pc, h))).ravel() / (2 * e)
+        np.testing.assert_allclose(tangents[:, j], difference, rtol=0, atol=1e-7 * np.abs(difference).max())

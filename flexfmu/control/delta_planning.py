@@ -17,22 +17,21 @@ Solver: Gauss-Newton on the residual samples with Levenberg-Marquardt damping; e
 linearised residual within the linearised constraints (SLSQP; the slope and bend are linear in the
 coefficients, the accelerations' Jacobian is exact) and is kept only if the true residual falls.
 
-The closed loop runs the model's compiled dynamics (the FMU's C contract) under the implicit midpoint rule
-of :mod:`flexfmu.integrate` at ``internal_step``. The axial modes (17,000 rad/s with one element per link),
-which set the FMU's RK4 step at 17 us, carry no motion of interest; the midpoint rule is stable for them,
-and at 0.5 ms its residual agrees with the FMU's to 0.3 % (the FMU check reports both). The run is
-JIT-compiled with the C compiler (0.7 s for the 1.2 s pick-and-place against 2.1 s interpreted). The
-Jacobian is by forward differences over the compiled run, evaluated in parallel threads: 8 to 10 s for 26
-coefficients, where CasADi's forward mode through the interpreted run took 36 to 48 s (when its solves
-were CasADi's LDL nodes, which cannot be expanded to scalar graphs; they are now straight-line LDL'
-factors, ``flexfmu.codegen.ldl``, whose derivatives CasADi can generate).
+The closed loop is the FMU's own discretisation: the model's compiled dynamics (the FMU's C contract) under
+the Rosenbrock step at the sample step (the export's default for a stiff arm), the law at each sample, so
+the residual it predicts is what the FMU check measures, to round-off. The Jacobian is exact: the loop's
+forward sensitivities in the 26 coefficients, sample by sample, dX+ = (the step's tangent) in the
+directions of dX and of the references' derivatives dR/dc (:func:`sampled_loop`;
+:func:`flexfmu.integrate.rosenbrock_tangent` differentiates the step around its LDL' factors, so no
+factorisation is differentiated), the directions in one group per core, in parallel threads. The per-sample
+Functions are compiled like the FMU's code and cached: 30 s the first time on a machine, then 1.7 s for the
+26 directions over the 1.2 s pick-and-place, where 27 forward-difference runs of the implicit midpoint loop
+the planner ran before took 8 to 10 s.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from typing import ClassVar
@@ -44,7 +43,8 @@ import scipy.optimize
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.dynamics.metadata import PLATFORM_POSITION
 from flexfmu.errors import FlexfmuError
-from flexfmu.integrate import implicit_midpoint_step, is_multiple
+from flexfmu.codegen.native import native_functions
+from flexfmu.integrate import is_multiple, rosenbrock_step, rosenbrock_tangent
 from flexfmu.spec.keys import Key, read_keys
 
 CONSTRAINT_POINTS = 81  # normalised times where the slope and the bend are bounded
@@ -64,9 +64,8 @@ class PickPlaceSettings:
     path_tolerance: float = 5e-3
     acceleration_ratio: float = 1.2
     iterations: int = 6
-    internal_step: float = 5e-4
+    internal_step: float | None = None
     min_slope: float = 0.05
-    difference_step: float = 1e-4
 
     KEYS: ClassVar[tuple[Key, ...]] = (
         Key("retiming_terms", "integer", "sine terms that retime the path", required=False, default=8, ge=0),
@@ -77,18 +76,16 @@ class PickPlaceSettings:
         Key("acceleration_ratio", "number", "peak motor acceleration allowed, times the baseline's (1: the "
             "baseline itself)", required=False, default=1.2, ge=1),
         Key("iterations", "integer", "planner steps", required=False, default=6, ge=1),
-        Key("internal_step", "number", "step of the planner's implicit-midpoint closed loop", "s",
-            required=False, default=5e-4, gt=0),
+        Key("internal_step", "number", "internal step of the planner's closed loop (none: the FMU's default)", "s",
+            required=False, default=None, gt=0),
         Key("min_slope", "number", "smallest sigma': how slowly the platform may run along the curve",
             required=False, default=0.05, gt=0),
-        Key("difference_step", "number", "step of the forward differences in the coefficients",
-            required=False, default=1e-4, gt=0),
     )
 
     def problems(self) -> list[str]:
         """What is wrong with these settings against :data:`KEYS`, one line each."""
         problems: list[str] = []
-        read_keys(problems, asdict(self), "", self.KEYS)
+        read_keys(problems, {k: v for k, v in asdict(self).items() if v is not None}, "", self.KEYS)
         if not problems and self.retiming_terms + self.correction_terms == 0:
             problems.append("retiming_terms and correction_terms are both 0: nothing to plan")
         return problems
@@ -121,35 +118,58 @@ class PickPlacePlan:
         return self.moves.reference(self.coefficients)
 
 
-def closed_loop_run(model, law, gains, count: int, sample_step: float, internal_step: float,
-                    folder: str) -> ca.Function:
-    """(x0, R) -> X: ``count`` samples of the sampled closed loop of ``model`` under ``law`` at ``gains``, R
-    the reference samples [theta_d; dtheta_d; ddtheta_d] (one column each), X[:, k] the state one sample
-    after sample k; the plant by the implicit midpoint rule at ``internal_step`` (a divisor of ``sample_step``),
-    JIT-compiled in ``folder`` (CasADi removes its files when the Function is freed).
+@dataclass(frozen=True)
+class SampledLoop:
+    """The planner's sampled closed loop over ``count`` samples, compiled (see :func:`sampled_loop`).
+
+    ``run``: (x0, R) -> X, R the reference samples [theta_d; dtheta_d; ddtheta_d] (one column each), X[:, k]
+    the state one sample after sample k. ``sensitivities``: (x0, R, dR) -> (X, S) for one group of
+    ``group`` directions: dR holds, for each sample in turn, the ``group`` columns of the derivatives of its
+    reference, S the states' derivatives in the same layout (the state at the start has none)."""
+
+    run: ca.Function
+    sensitivities: ca.Function
+    group: int
+
+
+def sampled_loop(model, law, gains, count: int, sample_step: float, internal_step: float | None,
+                 group: int) -> SampledLoop:
+    """The sampled closed loop of ``model`` under ``law`` at ``gains`` (sampled every ``sample_step``) as the
+    arm's FMU runs it (the Rosenbrock step, the export's default for a stiff arm, at the sample step or at
+    ``internal_step``), and its forward
+    sensitivities in ``group`` directions at a time, exact: the law's by CasADi's forward derivative, the
+    plant's by :func:`flexfmu.integrate.rosenbrock_tangent` (no factorisation differentiated). The
+    per-sample Functions are compiled like the FMU's code and cached (``flexfmu.codegen.native``); they do
+    not depend on ``count``.
 
     Raises
     ------
     PickPlaceError
         If the internal step does not divide the sample step.
     """
-    if not is_multiple(sample_step, internal_step):
+    h = internal_step or sample_step
+    if not is_multiple(sample_step, h):
         raise PickPlaceError(f"the internal step {internal_step!r} s must divide the sample step {sample_step!r} s")
-    n, p = len(model.coordinates), model.nominal_parameters
     dynamics = model.compiled
+    n, p = len(model.coordinates), model.nominal_parameters
     pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
-    step = implicit_midpoint_step(dynamics)
+    step, tangent = rosenbrock_step(dynamics), rosenbrock_tangent(dynamics, group)
     x, r = ca.MX.sym("x", 2 * n), ca.MX.sym("r", 3 * len(model.inputs))
     y = model.kinematic_outputs(x[:n], x[n:], ca.DM.zeros(n), p)
     measured = ca.vertcat(*[y[model.output_names.index(name)] for name in law.measured])
-    u = law.function(measured, r, ca.DM(gains))
-    x_next = x
-    for _ in range(int(round(sample_step / internal_step))):
-        x_next = step(x_next, u, pc, internal_step)
-    jit = {"jit": True, "compiler": "shell", "jit_name": "pick_place",
-           "jit_options": {"flags": ["-O1"], "verbose": False, "directory": os.path.join(folder, "")}}
-    sample = ca.Function("pick_place_sample", [x, r], [x_next], jit)
-    return sample.mapaccum("pick_place_run", count)
+    control = ca.Function("pick_place_control", [x, r], [law.function(measured, r, ca.DM(gains))])
+    S, dR = ca.MX.sym("S", 2 * n, group), ca.MX.sym("dR", r.numel(), group)
+    u = control(x, r)
+    dU = control.forward(1).map("pick_place_control_tangents", "serial", group, [0, 1, 2], [])(x, r, u, S, dR)
+    x_next, S_next = x, S
+    for _ in range(int(round(sample_step / h))):
+        x_next, S_next = step(x_next, u, pc, h), tangent(x_next, u, pc, h, S_next, dU)
+    sample = ca.Function("pick_place_sample", [x, r], [x_next])
+    augmented = ca.Function("pick_place_sensitivities", [x, S, r, dR], [x_next, S_next])
+    # -O2: 30 s to compile once per machine, the sensitivities 10 % faster than at -O1
+    sample, augmented = native_functions([sample, augmented], "pick_place_loop", "-O2")
+    return SampledLoop(sample.mapaccum("pick_place_run", count),
+                       augmented.mapaccum("pick_place_sensitivity_run", count, 2), group)
 
 
 def plan_pick_place(model, moves: PickPlaceMoves, law, gains, x0, duration: float, sample_step: float = 1e-3,
@@ -190,22 +210,17 @@ def plan_pick_place(model, moves: PickPlaceMoves, law, gains, x0, duration: floa
         problems.append(f"the run ({duration!r} s) must last longer than the move ({moves.move_time!r} s)")
     if problems:
         raise PickPlaceError("; ".join(problems))
-    folder = tempfile.mkdtemp(prefix="flexfmu-jit-")
-    try:
-        return _plan(model, moves, law, gains, x0, duration, sample_step, settings, progress, folder)
-    finally:  # the compiled Functions are freed by now, and with them their files
-        shutil.rmtree(folder, ignore_errors=True)
+    return _plan(model, moves, law, gains, x0, duration, sample_step, settings, progress)
 
 
 def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, settings: PickPlaceSettings,
-          progress, folder: str) -> PickPlacePlan:
-    """:func:`plan_pick_place` with the closed loop compiled in ``folder``."""
+          progress) -> PickPlacePlan:
+    """:func:`plan_pick_place` once the settings are checked."""
     began = time.perf_counter()
     grid = np.arange(int(round(duration / sample_step)) + 1) * sample_step
-    run = closed_loop_run(model, law, gains, len(grid), sample_step, settings.internal_step, folder)
-    residual = _residual_function(model, moves, run, np.asarray(x0, float), grid)
-    threads = max(1, min(os.cpu_count() or 1, moves.size + 1))
-    batch = residual.map(moves.size + 1, "thread", threads)
+    groups = max(1, min(os.cpu_count() or 1, moves.size))
+    loop = sampled_loop(model, law, gains, len(grid), sample_step, settings.internal_step, -(-moves.size // groups))
+    residual = Residual(model, moves, loop, np.asarray(x0, float), grid)
 
     tau = np.linspace(0.0, 1.0, CONSTRAINT_POINTS)
     accel_tau = np.arange(0.0, moves.move_time, ACCELERATION_SAMPLE) / moves.move_time
@@ -224,20 +239,16 @@ def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, s
     c = zero.copy()
     history, damping = [], 1e-3
     for iteration in range(settings.iterations):
-        columns = np.tile(c[:, None], (1, moves.size + 1))
-        columns[:, 1:] += settings.difference_step * np.eye(moves.size)
-        samples = np.array(batch(columns))
-        values = samples[:, 0]
-        if not history:  # the baseline's residual: the first column of the first batch
+        values, jacobian = residual.with_jacobian(c)
+        if not history:  # the baseline's residual
             history.append(float(np.linalg.norm(values)))
-        jacobian = (samples[:, 1:] - values[:, None]) / settings.difference_step
         accel, accel_jacobian = moves.accelerations(c, accel_tau)
         scale = values @ values
         A, g = jacobian.T @ jacobian / scale, jacobian.T @ values / scale
         for _ in range(8):
             step = _constrained_step(A + damping * np.diag(np.diag(A)), g, c, linear_constraints, accel,
                                      accel_jacobian, limit)
-            trial = np.array(residual(c + step)).ravel()
+            trial = residual.values(c + step)
             if np.linalg.norm(trial) < history[-1]:
                 c, damping = c + step, max(damping / 5, 1e-7)
                 history.append(float(np.linalg.norm(trial)))
@@ -256,20 +267,48 @@ def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, s
         path_deviation=float(np.abs(moves.shape(c, tau)[1]).max()), solve_s=time.perf_counter() - began)
 
 
-def _residual_function(model, moves: PickPlaceMoves, run: ca.Function, x0, grid) -> ca.Function:
-    """c -> the platform centre's deviations from its mean over the samples from the move time on, divided
-    by the square root of their count (so its norm is the RMS distance)."""
-    n = len(model.coordinates)
-    c = ca.MX.sym("c", moves.size)
-    X = ca.horzcat(ca.DM(x0), run(x0, moves.symbolic_references(c, grid))[:, :-1])  # the states at the grid
-    window = np.flatnonzero(grid >= moves.move_time - 1e-9)
-    x = ca.SX.sym("x", 2 * n)
-    rows = [model.output_names.index(name) for name in model.outputs_of(PLATFORM_POSITION)]
-    position = ca.Function("platform", [x], [model.kinematic_outputs(x[:n], x[n:], ca.DM.zeros(n),
-                                                                        model.nominal_parameters)[rows]])
-    Y = position.map(len(window))(X[:, window.tolist()])
-    deviation = Y - ca.repmat(ca.sum2(Y) / len(window), 1, len(window))
-    return ca.Function("residual", [c], [ca.vec(deviation) / np.sqrt(len(window))])
+class Residual:
+    """The residual the planner minimises, c -> the platform centre's deviations from its mean over the samples
+    from the move time on, divided by the square root of their count (so its norm is the RMS distance), and
+    its exact Jacobian by the loop's forward sensitivities, the groups of directions in parallel threads."""
+
+    def __init__(self, model, moves: PickPlaceMoves, loop: SampledLoop, x0: np.ndarray, grid: np.ndarray):
+        n, self.size, self.loop, self.x0 = len(model.coordinates), moves.size, loop, x0
+        self.moves, self.grid = moves, grid
+        self.window = np.flatnonzero(grid >= moves.move_time - 1e-9)
+        x, S = ca.SX.sym("x", 2 * n), ca.SX.sym("S", 2 * n, moves.size)
+        rows = [model.output_names.index(name) for name in model.outputs_of(PLATFORM_POSITION)]
+        position = model.kinematic_outputs(x[:n], x[n:], ca.DM.zeros(n), model.nominal_parameters)[rows]
+        self.position = ca.Function("platform", [x], [position]).map(len(self.window))
+        self.tangent = ca.Function("platform_tangent", [x, S], [ca.jtimes(position, x, S)]).map(len(self.window))
+        self.groups = -(-moves.size // loop.group)
+        self.runs = loop.sensitivities.map("pick_place_groups", "thread", self.groups, [0, 2], [])
+
+    def _deviations(self, Y: np.ndarray) -> np.ndarray:
+        """Y (samples first) less its mean over the samples, over the square root of their count."""
+        return (Y - Y.mean(axis=0)) / np.sqrt(len(self.window))
+
+    def values(self, c) -> np.ndarray:
+        """The residual at the coefficients ``c``."""
+        R = self.moves.references(c, self.grid)
+        X = np.hstack([self.x0[:, None], np.array(self.loop.run(self.x0, R))[:, :-1]])  # the states at the grid
+        return self._deviations(np.array(self.position(X[:, self.window])).T).ravel()
+
+    def with_jacobian(self, c) -> tuple[np.ndarray, np.ndarray]:
+        """The residual at ``c`` and its Jacobian in c (rows: sample by sample, x, y, z)."""
+        R, dR = self.moves.references(c, self.grid), self.moves.reference_derivatives(c, self.grid)
+        g, (rows, count), n2 = self.loop.group, R.shape, self.x0.size
+        dR = np.pad(dR, ((0, 0), (0, 0), (0, self.groups * g - self.size)))  # whole groups (padding seeds nothing)
+        # a group's seeds go sample by sample, g columns each
+        seeds = dR.reshape(count, rows, self.groups, g).transpose(1, 2, 0, 3).reshape(rows, -1)
+        X, S = self.runs(self.x0, np.zeros((n2, self.groups * g)), R, seeds)
+        X = np.hstack([self.x0[:, None], np.array(X)[:, :count - 1]])  # the states at the grid
+        S = np.array(S).reshape(n2, self.groups, count, g).transpose(2, 0, 1, 3).reshape(count, n2, -1)
+        S = np.concatenate([np.zeros((1, n2, self.groups * g)), S[:-1]])[:, :, :self.size]  # at the grid
+        Y = np.array(self.position(X[:, self.window])).T
+        dY = np.array(self.tangent(X[:, self.window], np.hstack(list(S[self.window]))))  # 3 x (samples * size)
+        dY = dY.reshape(3, len(self.window), self.size).transpose(1, 0, 2)
+        return self._deviations(Y).ravel(), self._deviations(dY).reshape(-1, self.size)
 
 
 def _constrained_step(A, g, c, linear_constraints, accel, accel_jacobian, limit) -> np.ndarray:

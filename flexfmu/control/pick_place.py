@@ -61,6 +61,8 @@ class PickPlaceMoves:
         self._reference = ca.Function("pick_place", [tau, c], [ca.vertcat(theta, rate, accel), platform])
         self._shape = ca.Function("shape", [tau, c], [ca.jacobian(sigma, tau), correction])
         self._accel_jacobian = ca.Function("accel_jacobian", [tau, c], [accel, ca.jacobian(accel, c)])
+        reference = ca.vertcat(theta, rate, accel)
+        self._reference_jacobian = ca.Function("reference_jacobian", [tau, c], [ca.jacobian(reference, c)])
         self.goal_angles = np.array(self._reference(1.0, np.zeros(self.size))[0]).ravel()[:3]
 
     def references(self, coefficients, time) -> np.ndarray:
@@ -74,15 +76,17 @@ class PickPlaceMoves:
             R[:, moving] = np.array(sampled(time[moving] / self.move_time, np.asarray(coefficients, float))[0])
         return R
 
-    def symbolic_references(self, coefficients: ca.MX, time) -> ca.MX:
-        """:meth:`references` with the ``coefficients`` a CasADi MX symbol (for a graph that runs the move), at the
-        sample times ``time``."""
+    def reference_derivatives(self, coefficients, time) -> np.ndarray:
+        """dR/dc: the derivatives of :meth:`references` in the ``coefficients`` at the sample ``time``s, one
+        (9 x size) block per time (zero from the move time on)."""
         time = np.asarray(time, float)
-        moving = int(np.sum(time < self.move_time - 1e-12))
-        rest = np.tile(np.concatenate([self.goal_angles, np.zeros(6)])[:, None], (1, len(time) - moving))
-        sampled = self._reference.map(moving)(ca.DM(time[:moving] / self.move_time).T,
-                                               ca.repmat(coefficients, 1, moving))[0]
-        return ca.horzcat(sampled, ca.DM(rest))
+        moving = time < self.move_time - 1e-12
+        out = np.zeros((len(time), 9, self.size))
+        if moving.any():
+            sampled = self._reference_jacobian.map(int(moving.sum()))
+            blocks = np.array(sampled(time[moving] / self.move_time, np.asarray(coefficients, float)))
+            out[moving] = blocks.reshape(9, -1, self.size).transpose(1, 0, 2)
+        return out
 
     def reference(self, coefficients):
         """t -> (theta_d, dtheta_d, ddtheta_d) of the move ``coefficients``, for a sampled controller."""
