@@ -24,9 +24,9 @@ forward sensitivities in the 26 coefficients, sample by sample, dX+ = (the step'
 directions of dX and of the references' derivatives dR/dc (:func:`sampled_loop`;
 :func:`flexfmu.integrate.rosenbrock_tangent` differentiates the step around its LDL' factors, so no
 factorisation is differentiated), the directions in one group per core, in parallel threads. The per-sample
-Functions are compiled like the FMU's code and cached: 30 s the first time on a machine, then 1.7 s for the
-26 directions over the 1.2 s pick-and-place, where 27 forward-difference runs of the implicit midpoint loop
-the planner ran before took 8 to 10 s.
+Functions are compiled like the FMU's code and cached: 30 s the first time on a machine, then 1.5 to 1.7 s
+for the 26 directions over the 1.2 s pick-and-place, where 27 forward-difference runs of the implicit
+midpoint loop the planner ran before took 8 to 10 s.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ import casadi as ca
 import numpy as np
 import scipy.optimize
 
+from flexfmu.codegen.native import native_functions
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.dynamics.metadata import PLATFORM_POSITION
 from flexfmu.errors import FlexfmuError
-from flexfmu.codegen.native import native_functions
 from flexfmu.integrate import is_multiple, rosenbrock_step, rosenbrock_tangent
 from flexfmu.spec.keys import Key, read_keys
 
@@ -136,11 +136,10 @@ def sampled_loop(model, law, gains, count: int, sample_step: float, internal_ste
                  group: int) -> SampledLoop:
     """The sampled closed loop of ``model`` under ``law`` at ``gains`` (sampled every ``sample_step``) as the
     arm's FMU runs it (the Rosenbrock step, the export's default for a stiff arm, at the sample step or at
-    ``internal_step``), and its forward
-    sensitivities in ``group`` directions at a time, exact: the law's by CasADi's forward derivative, the
-    plant's by :func:`flexfmu.integrate.rosenbrock_tangent` (no factorisation differentiated). The
-    per-sample Functions are compiled like the FMU's code and cached (``flexfmu.codegen.native``); they do
-    not depend on ``count``.
+    ``internal_step``), and its forward sensitivities in ``group`` directions at a time, exact: the law's by
+    CasADi's forward derivative, the plant's by :func:`flexfmu.integrate.rosenbrock_tangent` (no
+    factorisation differentiated). The per-sample Functions are compiled like the FMU's code and cached
+    (``flexfmu.codegen.native``); they do not depend on ``count``.
 
     Raises
     ------
