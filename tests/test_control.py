@@ -282,8 +282,10 @@ def test_cost_file_errors_name_the_weight(tmp_path):
 def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     cost = tmp_path / "cost.toml"
     cost.write_text("[weights]\ntracking = 10.0\nvibration = 100.0\neffort = 0.001\n")
+    # SLSQP converges in 5 iterations here; stopped at 4 its iterate can miss the margin constraint by 3e-6 of it
+    # (on some processors), which the FMU check then rightly reports as a failure
     status = main(["tune", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--scenario", short_move(tmp_path, 0.5, 1.0),
-                   "--params", "kp,kd", "--cost", str(cost), "--max-iterations", "4", "--out", str(tmp_path / "out")])
+                   "--params", "kp,kd", "--cost", str(cost), "--max-iterations", "6", "--out", str(tmp_path / "out")])
     assert status == 0
     summary = json.loads((tmp_path / "out" / "tuned.json").read_text())
     assert summary["weights"]["tracking"] == 10.0
