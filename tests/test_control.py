@@ -300,7 +300,7 @@ def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     assert summary["limits"] == {"tracking": pytest.approx(summary["terms_before"]["tracking"], rel=1e-6)}
     assert summary["terms_after"]["tracking"] <= summary["terms_before"]["tracking"] * 1.01
     assert summary["limits_kept"]
-    assert "iteration   1/4" in capsys.readouterr().out
+    assert "iteration   1/6" in capsys.readouterr().out
 
 
 @pytest.mark.slow
