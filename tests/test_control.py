@@ -25,6 +25,8 @@ from flexfmu.control.references import quintic_reference
 from flexfmu.control.scenario import load_scenario
 from flexfmu.control.tuning import (
     TuningError,
+    _feasible,
+    _last_feasible,
     gain_bounds,
     required_decay,
     tune,
@@ -259,6 +261,20 @@ def test_a_tracking_limit_keeps_tracking_while_vibration_falls():
     assert gradient[0] == pytest.approx(difference, rel=1e-4)
 
 
+def test_a_tuning_stopped_outside_a_constraint_returns_its_last_iterate_inside():
+    """SLSQP stopped by its iteration limit can end a hair outside a constraint it converges onto (the tune
+    command's test did on one processor: the margin missed by 3.5e-6 of it); the tuner then returns the
+    last iterate that meets every constraint, cuts the cost history there and says so, or the start."""
+    constraints = [{"type": "ineq", "fun": lambda z: 1.0 - z[0]}, {"type": "ineq", "fun": lambda z: z[0] + 1.0}]
+    iterates, history = [None, np.array([0.5]), np.array([0.9]), np.array([1.0 + 3e-6])], [4.0, 3.0, 2.0, 1.0]
+    assert not _feasible(constraints, iterates[-1]) and _feasible(constraints, np.array([1.0 + 1e-7]))
+    z, message = _last_feasible(constraints, np.array([0.0]), iterates, history, "Iteration limit reached")
+    assert z[0] == 0.9 and history == [4.0, 3.0, 2.0] and "iteration 2's gains" in message
+    history = [4.0, 3.0]
+    z, message = _last_feasible(constraints, np.array([0.0]), [None, np.array([2.0])], history, "stopped")
+    assert z[0] == 0.0 and history == [4.0] and "the starting gains" in message
+
+
 def test_tuning_rejects_unknown_gains_and_empty_bounds():
     loop = loop_for(short("quintic_ct", 0.05))
     with pytest.raises(TuningError, match="kq is not a gain"):
@@ -282,10 +298,8 @@ def test_cost_file_errors_name_the_weight(tmp_path):
 def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     cost = tmp_path / "cost.toml"
     cost.write_text("[weights]\ntracking = 10.0\nvibration = 100.0\neffort = 0.001\n")
-    # SLSQP converges in 5 iterations here; stopped at 4 its iterate can miss the margin constraint by 3e-6 of it
-    # (on some processors), which the FMU check then rightly reports as a failure
     status = main(["tune", str(ARMS_DIR / "subudhi_morris_2link.toml"), "--scenario", short_move(tmp_path, 0.5, 1.0),
-                   "--params", "kp,kd", "--cost", str(cost), "--max-iterations", "6", "--out", str(tmp_path / "out")])
+                   "--params", "kp,kd", "--cost", str(cost), "--max-iterations", "4", "--out", str(tmp_path / "out")])
     assert status == 0
     summary = json.loads((tmp_path / "out" / "tuned.json").read_text())
     assert summary["weights"]["tracking"] == 10.0
@@ -300,7 +314,7 @@ def test_tune_command_writes_gains_report_and_plot(tmp_path, capsys):
     assert summary["limits"] == {"tracking": pytest.approx(summary["terms_before"]["tracking"], rel=1e-6)}
     assert summary["terms_after"]["tracking"] <= summary["terms_before"]["tracking"] * 1.01
     assert summary["limits_kept"]
-    assert "iteration   1/6" in capsys.readouterr().out
+    assert "iteration   1/4" in capsys.readouterr().out
 
 
 @pytest.mark.slow

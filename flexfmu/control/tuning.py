@@ -42,6 +42,7 @@ from flexfmu.errors import FlexfmuError
 UNSTABLE_PENALTY = 1e3  # times the starting cost, for trial points that blow up
 GAIN_RANGE = 20.0  # a tuned gain stays within a factor of this of its start (position gains) or below it
 MARGIN_FRACTION = 0.5  # the tuned loop's slowest decay rate, at least this fraction of the starting gains'
+CONSTRAINT_SLACK = 1e-6  # how far (a fraction of its bound) a tuned result may sit outside a constraint
 SETTLE_FRACTION = 0.5  # the settling window tuned after a move, at least this fraction of the move
 
 
@@ -183,10 +184,11 @@ def tune(loop: ClosedLoop, gains: dict[str, float], names: list[str], bounds: di
         evaluations["last"] = J
         return J, dJ[index] * scale
 
-    history = [cost0]
+    history, iterates = [cost0], [None]
 
     def after_iteration(z):
         history.append(evaluations["last"])
+        iterates.append(np.array(z, float))
         if progress:
             progress(len(history) - 1, max_iterations, evaluations["last"], dict(zip(names, z * scale)))
 
@@ -206,16 +208,37 @@ def tune(loop: ClosedLoop, gains: dict[str, float], names: list[str], bounds: di
     else:
         solution = scipy.optimize.minimize(objective, z0, jac=True, method="L-BFGS-B", bounds=box,
                                            callback=after_iteration, options={"maxiter": max_iterations})
-    tuned = full(solution.x)
+    z, message = solution.x, str(solution.message)
+    if not _feasible(constraints, z):
+        z, message = _last_feasible(constraints, z0, iterates, history, message)
+    tuned = full(z)
     nan = float("nan")
     return TuningResult(
         tuned_names=list(names), initial=dict(zip(order, start.tolist())), tuned=dict(zip(order, tuned.tolist())),
-        cost_initial=cost0, cost_tuned=loop.cost(tuned), message=str(solution.message), history=history,
+        cost_initial=cost0, cost_tuned=loop.cost(tuned), message=message, history=history,
         evaluations=evaluations["count"],
         decay_initial=loop.decay_rate(start) if decay is not None else nan,
         decay_tuned=loop.decay_rate(tuned) if decay is not None else nan, decay_required=nan if decay is None
         else decay,
     )
+
+
+def _feasible(constraints: list[dict], z) -> bool:
+    """Whether ``z`` meets every SLSQP constraint (each ``fun(z) >= 0``, a bound's fraction) to
+    :data:`CONSTRAINT_SLACK`, the tolerance the FMU checks allow."""
+    return all(constraint["fun"](z) >= -CONSTRAINT_SLACK for constraint in constraints)
+
+
+def _last_feasible(constraints: list[dict], z0, iterates: list, history: list[float], message: str):
+    """The optimiser's last iterate that meets every constraint, or the start (``z0``), and the message saying
+    so; ``history`` is cut after it. SLSQP stopped by its iteration limit can end a hair outside a
+    constraint it is converging onto, where an earlier iterate was inside."""
+    for k in range(len(iterates) - 1, 0, -1):
+        if _feasible(constraints, iterates[k]):
+            del history[k + 1:]
+            return iterates[k], f"{message}; its last iterate missed a constraint, so iteration {k}'s gains"
+    del history[1:]
+    return z0, f"{message}; no iterate met every constraint, so the starting gains"
 
 
 def _limit(loop: ClosedLoop, full, index, scale, term: str, bound: float) -> dict:
