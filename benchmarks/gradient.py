@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import statistics
 import sys
 import time
@@ -141,17 +140,16 @@ def bench_case(name: str, loops, arm: str, repeats: int, p=None) -> dict:
 def delta_planner_row(repeats: int) -> dict:
     """The Delta planner's closed loop: forward run, exact Jacobian, and the Jacobian against central
     differences of the residual."""
-    from flexfmu.control.delta_planning import PickPlaceSettings, Residual, sampled_loop
+    from flexfmu.control.delta_planning import PickPlaceSettings, planner_residual
     from flexfmu.harness.workflows.pick_place_check import moves_of
 
     model, scenario = build_model(load_arm("kuo_delta")), load_scenario("delta_pick_place")
     moves = moves_of(scenario, model, PickPlaceSettings())
     law = scenario.law(model)
     grid = np.arange(int(round(scenario.duration / scenario.step)) + 1) * scenario.step
-    groups = max(1, min(os.cpu_count() or 1, moves.size))
-    loop = sampled_loop(model, law, law.gain_vector(), len(grid), scenario.step, None, -(-moves.size // groups))
-    x0 = np.asarray(scenario.initial_state(model), float)
-    residual = Residual(model, moves, loop, x0, grid)
+    residual = planner_residual(model, moves, law, law.gain_vector(), scenario.initial_state(model), grid,
+                                scenario.step)
+    loop, x0 = residual.loop, residual.x0
     c = np.zeros(moves.size)
     R = moves.references(c, grid)
     forward = median_time(lambda: loop.run(x0, R), repeats)
@@ -161,7 +159,7 @@ def delta_planner_row(repeats: int) -> dict:
     differences = np.column_stack([(residual.values(c + e * d) - residual.values(c - e * d)) / (2 * e)
                                    for d in np.eye(moves.size)])
     return {"scenario": "kuo_delta planner (delta_pick_place)", "coefficients": moves.size, "samples": len(grid),
-            "threads": groups, "forward_s": forward, "jacobian_s": jacobian_s,
+            "threads": residual.groups, "forward_s": forward, "jacobian_s": jacobian_s,
             "jacobian_per_forward": jacobian_s / forward, "jacobian_per_forward_per_coefficient":
             jacobian_s / forward / moves.size,
             "jacobian_vs_central_differences": float(np.abs(jacobian - differences).max() / np.abs(jacobian).max())}

@@ -5,13 +5,12 @@ confirms it."""
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
 
 from flexfmu.cli import main
-from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, Residual, plan_pick_place, sampled_loop
+from flexfmu.control.delta_planning import PickPlaceError, PickPlaceSettings, plan_pick_place, planner_residual
 from flexfmu.control.pick_place import PickPlaceMoves
 from flexfmu.control.reference_kinds import delta_kinematics
 from flexfmu.control.references import inverted_u
@@ -116,9 +115,8 @@ def test_the_planners_jacobian_is_the_derivative_of_its_residual():
     moves = PickPlaceMoves(spec["start"], spec["travel"], spec["times"], delta_kinematics(model).dims, 4, 2)
     law = scenario.law(model)
     grid = np.arange(int(round((moves.move_time + 0.1) / scenario.step)) + 1) * scenario.step
-    group = -(-moves.size // min(os.cpu_count() or 1, moves.size))
-    loop = sampled_loop(model, law, law.gain_vector(), len(grid), scenario.step, None, group)
-    residual = Residual(model, moves, loop, np.asarray(scenario.initial_state(model), float), grid)
+    residual = planner_residual(model, moves, law, law.gain_vector(), scenario.initial_state(model), grid,
+                                scenario.step)
     c = 0.02 * np.random.default_rng(5).standard_normal(moves.size)
     values, jacobian = residual.with_jacobian(c)
     np.testing.assert_array_equal(values, residual.values(c))

@@ -217,9 +217,7 @@ def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, s
     """:func:`plan_pick_place` once the settings are checked."""
     began = time.perf_counter()
     grid = np.arange(int(round(duration / sample_step)) + 1) * sample_step
-    groups = max(1, min(os.cpu_count() or 1, moves.size))
-    loop = sampled_loop(model, law, gains, len(grid), sample_step, settings.internal_step, -(-moves.size // groups))
-    residual = Residual(model, moves, loop, np.asarray(x0, float), grid)
+    residual = planner_residual(model, moves, law, gains, x0, grid, sample_step, settings.internal_step)
 
     tau = np.linspace(0.0, 1.0, CONSTRAINT_POINTS)
     accel_tau = np.arange(0.0, moves.move_time, ACCELERATION_SAMPLE) / moves.move_time
@@ -264,6 +262,16 @@ def _plan(model, moves: PickPlaceMoves, law, gains, x0, duration, sample_step, s
         peak_acceleration=float(np.abs(moves.accelerations(c, accel_tau)[0]).max()),
         baseline_peak_acceleration=baseline_peak,
         path_deviation=float(np.abs(moves.shape(c, tau)[1]).max()), solve_s=time.perf_counter() - began)
+
+
+def planner_residual(model, moves: PickPlaceMoves, law, gains, x0, grid, sample_step: float,
+                     internal_step: float | None = None) -> Residual:
+    """The :class:`Residual` the planner minimises for ``moves`` of ``model`` under ``law`` at ``gains``, from
+    ``x0`` over the sample times ``grid`` (``sample_step`` apart; the plant at ``internal_step``, None: the
+    sample step), its loop compiled with one group of directions per core."""
+    groups = max(1, min(os.cpu_count() or 1, moves.size))
+    loop = sampled_loop(model, law, gains, len(grid), sample_step, internal_step, -(-moves.size // groups))
+    return Residual(model, moves, loop, np.asarray(x0, float), grid)
 
 
 class Residual:

@@ -196,10 +196,10 @@ def rosenbrock_tangent(dynamics: CompiledDynamics, directions: int, name: str = 
     x2 = ca.vertcat(x[:n] + h * k1q, v0 + h * k1v)
     M2, f2, K2, D2 = mass_form(x2, u, pc)
     ldl_2 = ldl_functions(M2.sparsity())
-    a2 = rhs(x2, u, pc)[n:]
+    D2f, L2f = ldl_2.factors(M2)
+    a2 = ldl_2.solve(D2f, L2f, f2)  # the step's a2 = rhs(x2), from the mass form and factor computed here anyway
     rq, rv = v0 + h * k1v - 2 * k1q, a2 - 2 * k1v
     k2v = ldl_w.solve(Dw, Lw, sparse_product(M, rv) - c * sparse_product(K, rq))
-    D2f, L2f = ldl_2.factors(M2)
     values = dict(M=M, f=f, K=K, D=D, Dw=Dw, Lw=Lw, k1v=k1v, x2=x2, M2=M2, f2=f2, K2=K2, D2=D2, D2f=D2f, L2f=L2f,
                   a2=a2, rq=rq, rv=rv, k2v=k2v)
     held = {key: ca.MX.sym(key, value.sparsity()) for key, value in values.items()}

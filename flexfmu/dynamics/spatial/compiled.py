@@ -126,11 +126,12 @@ def compiled_dynamics(chain, model) -> CompiledDynamics:
     def forces(q_, qd_, u_, pc_):
         return generalized(q_, qd_, u_, pc_[:npar], pc_[offsets[0]:offsets[1]])
 
-    K_nz, D_nz = (K.sparsity(), D.sparsity())
-    newton = _newton_correction(model, passes, forces, lambda pc_: (ca.MX(K_nz, pc_[offsets[1]:offsets[2]]),
-                                                                    ca.MX(D_nz, pc_[offsets[2]:offsets[3]])),
-                                pcm.numel())
-    stages = partial(_PassStages, passes, forces, lambda pc_: ca.MX(K_nz, pc_[offsets[1]:offsets[2]]))
+    def structure(pc_):
+        """(K, D) as MX matrices from their nonzeros in pc."""
+        return ca.MX(K.sparsity(), pc_[offsets[1]:offsets[2]]), ca.MX(D.sparsity(), pc_[offsets[2]:offsets[3]])
+
+    newton = _newton_correction(model, passes, forces, structure, pcm.numel())
+    stages = partial(_PassStages, passes, forces, structure)
     return CompiledDynamics(constants, rhs, outputs, directional, newton.expand(), mass_form(model, pcm.numel()),
                             stages)
 
@@ -140,12 +141,12 @@ class _PassStages:
     W = M + c D + c^2 K is each body's G plus its structure (``link_structure`` at h = 2c, which gives
     c D + c^2 K), so a solve is one inward and one outward pass; M r_v is the inverse-dynamics passes
     without bias; the kinematics at x serve every pass. ``forces``: (q, qd, u, pc) -> the q-space forces
-    Q; ``stiffness``: pc -> K as an MX matrix."""
+    Q; ``structure``: pc -> (K, D) as MX matrices."""
 
-    def __init__(self, passes: _Passes, forces, stiffness, x, u, pc, c):
+    def __init__(self, passes: _Passes, forces, structure, x, u, pc, c):
         n = x.numel() // 2
         q, qd = x[:n], x[n:]
-        self.passes, self.c, self.K = passes, c, stiffness(pc)
+        self.passes, self.c, self.K = passes, c, structure(pc)[0]
         self.bodies = passes.kinematics(q, qd, pc)
         added = [link_structure(link.layout)(passes.body_constants(pc, link), 2 * c) for link in passes.links]
         self.stiffened = [(G + S, F, T, cs) for (G, F, T, cs), S in zip(self.bodies, added)]
