@@ -23,6 +23,13 @@ acceleration under a holding torque u_hold (also a variable, within the
 limits; zero for an arm without gravity). Residual vibration is therefore
 zero in the plan; what an FMU replay leaves is the difference between the
 collocation and the FMU's integrator, which the verification measures.
+
+Numerics: each joint's torque is counted in units of its peak in the initial
+guess and the objective in units of the guess's effort (unscaled, Canadarm2's
+1e4 N m torques never converged); IPOPT's linear solver MUMPS runs with the
+settings of :data:`MUMPS`; the dynamics at a collocation point and the two
+derivatives IPOPT takes of them are compiled to C (:func:`_point_dynamics`),
+and the intervals are evaluated one thread per core.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from typing import ClassVar
 import casadi as ca
 import numpy as np
 
+from flexfmu.codegen.native import c_compiler, native_functions
 from flexfmu.control.laws import rigid_selection, rigid_terms
 from flexfmu.control.references import quintic_reference
 from flexfmu.errors import FlexfmuError
@@ -194,10 +202,10 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     tau, C, D = _collocation(d)
 
     # one interval: (x_i, collocation states, u) -> (residuals, x_i+1)
-    xi, Xc, ui = ca.SX.sym("x", nx), ca.SX.sym("Xc", nx, d), ca.SX.sym("u", nj)
+    point = _point_dynamics(dynamics, pc)
+    xi, Xc, ui = ca.MX.sym("x", nx), ca.MX.sym("Xc", nx, d), ca.MX.sym("u", nj)
     points = ca.horzcat(xi, Xc)
-    residuals = [ca.mtimes(points, C[:, j]) - h * dynamics.state_derivative(Xc[:, j - 1], ui, pc)
-                 for j in range(1, d + 1)]
+    residuals = [ca.mtimes(points, C[:, j]) - h * point(Xc[:, j - 1], ui) for j in range(1, d + 1)]
     interval = ca.Function("interval", [xi, Xc, ui], [ca.vertcat(*residuals), ca.mtimes(points, D)])
     intervals = interval.map(N * m, "thread", os.cpu_count() or 1)
 
@@ -245,6 +253,23 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     return Plan(switch_times=np.arange(N + 1) * settings.interval, torques=torques, states=states,
                 effort=float(settings.interval * np.sum(torques[:N] ** 2)), iterations=int(stats["iter_count"]),
                 status=str(stats["return_status"]), solve_s=solve_s)
+
+
+def _point_dynamics(dynamics, pc) -> ca.Function:
+    """(x, u) -> dx/dt at the parameters ``pc``, with the derivatives IPOPT asks of it (the Jacobian, and the
+    Jacobian of its reverse derivative for the Lagrangian's Hessian) compiled beside it when a C compiler is
+    present (:mod:`flexfmu.codegen.native`; CasADi finds them in the library by their names), else as it is,
+    for CasADi's virtual machine.
+
+    At -O0: on Canadarm2 (680,000 operations, most of them the Hessian's) gcc takes 22 s at -O0 and 65 s at
+    -O1, and the plan 46 s warm at -O0, 41 s at -O1, 128 s in the virtual machine."""
+    rhs = dynamics.state_derivative
+    x, u = ca.SX.sym("x", rhs.size1_in(0)), ca.SX.sym("u", rhs.size1_in(1))
+    point = ca.Function("plan_point", [x, u], [rhs(x, u, pc)])
+    if c_compiler() is None:
+        return point
+    adjoint = point.reverse(1)
+    return native_functions([point, point.jacobian(), adjoint, adjoint.jacobian()], "plan_point", "-O0")[0]
 
 
 def _torque_scale(torques: np.ndarray) -> np.ndarray:

@@ -10,9 +10,9 @@ arm whose sampled loop those gains destabilise (Canadarm2's light rotors behind 
 with kd 12 on 1.8e5 kg m^2 of link diverges in 5 ms), the same law at the highest bandwidth 6 / 2^k rad/s
 whose sampled loop decays (:meth:`flexfmu.control.closed_loop.ClosedLoop.decay_rate`), and where none does
 (Canadarm2 again: the law's gravity term, fed back from the motor angles, alone destabilises it), the quintic's
-computed torque as feedforward, sampled at the controller's step and held, open loop like the plan. The FMU
-replay's joint
-angles at the switch times are also compared with the plan's own states (the planner's prediction).
+computed torque as feedforward, sampled at the controller's step and held, open loop like the plan. Both
+start from the plan's start, every coordinate given. The FMU replay's joint coordinates at the switch times
+are also compared with the plan's own states (the planner's prediction).
 Writes ``plan.json``, ``report.md``, ``plan.png``, ``torques.csv``,
 ``plant.fmu`` and IPOPT's iteration log ``ipopt.log``; the result passes when
 the plan leaves at least 10 times less residual vibration.
@@ -107,7 +107,7 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
                                                               stop_time=duration)).path
     grid = np.linspace(0.0, duration, int(round(duration / sample_step)) + 1)
     signals = (model.outputs_of(TIP_POSITION) + model.outputs_of(DEFLECTION) + model.outputs_of(JOINT_ANGLE)
-               + envelope_outputs(model))
+               + joint_coordinates(model) + envelope_outputs(model))
     start = rest_coordinates(model, settings.start)
     replay = run_fmu(fmu, model, HeldInputs.from_csv(out / "torques.csv", model.inputs), grid, start, record=signals)
     baseline_gains = stable_baseline_gains(model, settings, sample_step)
@@ -125,7 +125,7 @@ def plan_on_fmu(model, settings: PlanSettings, out: Path, settle: float = 2.0, s
         residual_tip_vibration_plan_m=planned_residual, residual_tip_vibration_baseline_m=baseline_residual,
         reduction=baseline_residual / max(planned_residual, 1e-300),
         final_joint_error_rad=[float(replay[name][-1] - goal)
-                               for name, goal in zip(model.outputs_of(JOINT_ANGLE), settings.goal)],
+                               for name, goal in zip(joint_coordinates(model), settings.goal)],
         goal_stable_under_held_torque=held_goal_is_stable(model, plan),
         baseline=("quintic reference, computed-torque feedforward (no gains of the law give a decaying sampled loop)"
                   if baseline_gains is None else
@@ -150,10 +150,12 @@ def write_torques(path: Path, names: list[str], plan) -> None:
 
 
 def rest_coordinates(model, angles) -> dict[str, float]:
-    """Start values of the coordinates of the arm of ``model`` at rest with its joints at
-    ``angles``: joint angles, rotors with their joints (links straight)."""
+    """Start values of every coordinate of the arm of ``model`` at rest with its joints at ``angles``, the
+    plan's start: joint angles, rotors with their joints, modal coordinates zero (links straight). All of
+    them: an FMU keeps the start values it was exported with for any coordinate not given, and those are
+    the static equilibrium at the arm's own start pose (its links' sag there), not the plan's start."""
     S = rigid_selection(model)
-    return {name: float(row @ angles) for name, row in zip(model.coordinates, S) if row.any()}
+    return {name: float(row @ angles) for name, row in zip(model.coordinates, S)}
 
 
 def baseline_controller(model, settings: PlanSettings, gains: dict[str, float] | None,
@@ -197,13 +199,19 @@ def stable_baseline_gains(model, settings: PlanSettings, sample_step: float) -> 
     return None
 
 
+def joint_coordinates(model) -> list[str]:
+    """The names of the joint coordinates theta (the plan's states; the FMU's ``joint[j].angle`` outputs
+    are the encoders' angles, which on a flexible link add the slope of its tip)."""
+    return [model.coordinates[k] for k in model.coordinates_of("joint")]
+
+
 def prediction_error(model, plan, replay, grid) -> float:
-    """The largest difference, rad, between the joint angles of the FMU ``replay`` (sampled on ``grid``) and
-    the plan's own states at its switch times: how well the FMU follows the planner's prediction."""
-    joints = model.coordinates_of("joint")
+    """The largest difference, rad, between the joint coordinates of the FMU ``replay`` (sampled on ``grid``,
+    recording :func:`joint_coordinates`) and the plan's own states at its switch times: how well the FMU
+    follows the planner's prediction."""
     rows = np.searchsorted(grid, plan.switch_times - 1e-12)
-    replayed = np.column_stack([replay[name] for name in model.outputs_of(JOINT_ANGLE)])[rows]
-    return float(np.max(np.abs(replayed - plan.states[:, joints])))
+    replayed = np.column_stack([replay[name] for name in joint_coordinates(model)])[rows]
+    return float(np.max(np.abs(replayed - plan.states[:, model.coordinates_of("joint")])))
 
 
 def _report(s: PlanCheck) -> str:
@@ -224,7 +232,7 @@ the {s.baseline}, over the {s.settle_s} s after the move:
 | quintic computed-torque baseline | {s.residual_tip_vibration_baseline_m:.3e} |
 | reduction | {s.reduction:.3g} x (required: {REQUIRED_REDUCTION:g} x) |
 
-The replay's joint angles at the switch times differ from the plan's own states by at most
+The replay's joint coordinates at the switch times differ from the plan's own states by at most
 {s.prediction_error_rad:.2e} rad.
 Final joint-angle error of the replay: {', '.join(f'{v:.2e}' for v in s.final_joint_error_rad)} rad.
 The goal is {'a stable' if stable else 'an UNSTABLE'} rest under the held torque{'' if stable else ' (the open-loop replay drifts away from it; use the plan as feedforward with feedback)'}.
