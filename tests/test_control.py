@@ -522,9 +522,19 @@ def test_the_planners_compiled_derivatives_are_casadis_own(monkeypatch):
     assert np.abs(with_compiled.torques - interpreted.torques).max() < 1e-9 * np.abs(interpreted.torques).max()
 
 
+def test_the_plans_torque_units_are_the_guesss_peaks_with_a_floor():
+    """Each joint's torque unit is its peak in the initial guess; a joint the guess barely uses gets a
+    hundredth of the largest joint's (not a unit that blows its variables up), a guess with no torque 1 N m."""
+    from flexfmu.control.planning import _torque_scale
+
+    guess = np.array([[2.0e4, -3.0, 0.0], [-1.0e4, 1.0, 0.0]])
+    assert np.array_equal(_torque_scale(guess), [2.0e4, 200.0, 200.0])
+    assert np.array_equal(_torque_scale(np.zeros((3, 2))), [1.0, 1.0])
+
+
 def test_the_plan_baseline_keeps_paper_004s_gains_where_its_sampled_loop_decays():
     """kp 36, kd 12 on the paper's two-link arm; on Canadarm2 no computed-torque gains give a decaying 1 kHz
-    loop (its gravity term fed back from the motor angles alone makes one diverge), so no gains at all."""
+    loop (at kp = kd = 0 its gravity term, fed back from the motor angles, makes the loop grow), so none."""
     from flexfmu.control.planning import PlanSettings
     from flexfmu.harness.workflows.plan_check import stable_baseline_gains
 

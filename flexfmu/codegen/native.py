@@ -91,8 +91,8 @@ def native_functions(functions: list[ca.Function], name: str, optimisation: str 
 
 def native_libraries(groups: dict[str, list[ca.Function]], optimisation: str = "-O2") -> dict[str, list[ca.Function]]:
     """Each group of ``groups`` (library name -> Functions) compiled by :func:`native_functions` into its own
-    library, the compilers running side by side, one per core: a large graph split into a few libraries
-    builds in about the time of its largest part instead of the sum of them."""
+    library at gcc's ``optimisation`` level, the compilers running side by side, one per core: a large graph
+    split into a few libraries builds in about the time of its largest part instead of the sum of them."""
     with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1)) as pool:
         built = {name: pool.submit(native_functions, functions, name, optimisation)
                  for name, functions in groups.items()}

@@ -262,7 +262,7 @@ def _point_dynamics(dynamics, pc) -> ca.Function:
     for CasADi's virtual machine.
 
     At -O0: on Canadarm2 (680,000 operations, most of them the Hessian's) gcc takes 22 s at -O0 and 65 s at
-    -O1, and the plan 46 s warm at -O0, 41 s at -O1, 128 s in the virtual machine."""
+    -O1, and the plan 46 to 52 s warm at -O0, 41 s at -O1, 128 s in the virtual machine."""
     rhs = dynamics.state_derivative
     x, u = ca.SX.sym("x", rhs.size1_in(0)), ca.SX.sym("u", rhs.size1_in(1))
     point = ca.Function("plan_point", [x, u], [rhs(x, u, pc)])
@@ -276,8 +276,9 @@ def _torque_scale(torques: np.ndarray) -> np.ndarray:
     """Per joint, the torque the NLP counts as one: the initial guess's peak, at least a hundredth of the
     largest joint's (a joint the move barely uses), and 1 N m when the guess needs no torque at all."""
     peak = np.max(np.abs(torques), axis=0)
-    largest = float(np.max(peak)) if np.max(peak) > 0 else 1.0
-    return np.maximum(peak, 0.01 * largest)
+    if not np.any(peak > 0):
+        return np.ones_like(peak)
+    return np.maximum(peak, 0.01 * np.max(peak))
 
 
 def _fast_coordinates(model) -> np.ndarray:

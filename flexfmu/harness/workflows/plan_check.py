@@ -9,7 +9,8 @@ torque (kp 36, kd 12: 6 rad/s, critically damped) with the same move time, run t
 arm whose sampled loop those gains destabilise (Canadarm2's light rotors behind stiff springs: a 1 kHz loop
 with kd 12 on 1.8e5 kg m^2 of link diverges in 5 ms), the same law at the highest bandwidth 6 / 2^k rad/s
 whose sampled loop decays (:meth:`flexfmu.control.closed_loop.ClosedLoop.decay_rate`), and where none does
-(Canadarm2 again: the law's gravity term, fed back from the motor angles, alone destabilises it), the quintic's
+(Canadarm2 again: at kp = kd = 0 the law's gravity term, fed back from the motor angles, makes the loop grow
+at 5 1/s), the quintic's
 computed torque as feedforward, sampled at the controller's step and held, open loop like the plan. Both
 start from the plan's start, every coordinate given. The FMU replay's joint coordinates at the switch times
 are also compared with the plan's own states (the planner's prediction).
@@ -184,9 +185,9 @@ def _baseline_law(model, gains: dict[str, float]):
 
 
 def stable_baseline_gains(model, settings: PlanSettings, sample_step: float) -> dict[str, float] | None:
-    """The baseline's gains: kp = w^2, kd = 2 w at w = 6 rad/s (paper 004's), halved until the sampled loop
-    on this arm decays at the start, middle and end of the move (its slowest decay rate positive); None if
-    even 6 / 2^BASELINE_HALVINGS rad/s does not."""
+    """The baseline's gains for the move of ``settings`` on ``model``: kp = w^2, kd = 2 w at w = 6 rad/s
+    (paper 004's), halved until the loop sampled every ``sample_step`` s decays at the start, middle and end
+    of the move (its slowest decay rate positive); None if even 6 / 2^BASELINE_HALVINGS rad/s does not."""
     law = _baseline_law(model, {"kp": BASELINE_BANDWIDTH ** 2, "kd": 2 * BASELINE_BANDWIDTH})
     reference = quintic_reference(settings.start, settings.goal, settings.move_time)
     time = np.arange(int(round(settings.move_time / sample_step)) + 1) * sample_step
@@ -200,15 +201,15 @@ def stable_baseline_gains(model, settings: PlanSettings, sample_step: float) -> 
 
 
 def joint_coordinates(model) -> list[str]:
-    """The names of the joint coordinates theta (the plan's states; the FMU's ``joint[j].angle`` outputs
-    are the encoders' angles, which on a flexible link add the slope of its tip)."""
+    """The names of the joint coordinates theta of ``model`` (the plan's states; the FMU's ``joint[j].angle``
+    outputs are the encoders' angles, which on a flexible link add the slope of its tip)."""
     return [model.coordinates[k] for k in model.coordinates_of("joint")]
 
 
 def prediction_error(model, plan, replay, grid) -> float:
-    """The largest difference, rad, between the joint coordinates of the FMU ``replay`` (sampled on ``grid``,
-    recording :func:`joint_coordinates`) and the plan's own states at its switch times: how well the FMU
-    follows the planner's prediction."""
+    """The largest difference, rad, between the joint coordinates of the FMU ``replay`` of ``model`` (sampled
+    on ``grid``, recording :func:`joint_coordinates`) and the states of ``plan`` at its switch times: how well
+    the FMU follows the planner's prediction."""
     rows = np.searchsorted(grid, plan.switch_times - 1e-12)
     replayed = np.column_stack([replay[name] for name in joint_coordinates(model)])[rows]
     return float(np.max(np.abs(replayed - plan.states[:, model.coordinates_of("joint")])))
