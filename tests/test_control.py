@@ -180,10 +180,12 @@ def _gradient_case(arm: str, integrator: str, native: bool = True) -> ClosedLoop
 @pytest.mark.compiler
 @pytest.mark.parametrize("arm, integrator", [("planar", "rk4"), pytest.param("planar", "implicit", marks=pytest.mark.slow),
                                              pytest.param("spatial", "rk4", marks=pytest.mark.slow),
-                                             pytest.param("spatial", "implicit", marks=pytest.mark.slow)])
+                                             pytest.param("spatial", "implicit", marks=pytest.mark.slow),
+                                             ("planar", "rosenbrock"), ("spatial", "rosenbrock")])
 def test_compiled_adjoint_gradient_is_exact_through_the_fmu_step(arm, integrator):
-    """The compiled adjoint sweep through the FMU's own step (RK4, or the implicit midpoint rule's fixed Newton
-    iterations) equals CasADi's generic reverse mode through the interpreted run graph to round-off (an
+    """The compiled adjoint sweep through the FMU's own step (RK4, the implicit midpoint rule's fixed Newton
+    iterations, or the Rosenbrock step's one factorisation: an LDL' of the mass form on the planar arm, the
+    articulated-body passes on the spatial one) equals CasADi's generic reverse mode through the interpreted run graph to round-off (an
     independent derivative of the same discretisation) and central differences of the cost to 1e-6."""
     loop, interpreted = _gradient_case(arm, integrator), _gradient_case(arm, integrator, native=False)
     assert loop.native and not interpreted.native
