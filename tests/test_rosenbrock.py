@@ -3,6 +3,7 @@ whatever the approximation of the Jacobian, and the Delta robot at the communica
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import casadi as ca
@@ -160,13 +161,22 @@ def test_the_spatial_stages_solve_with_the_structure_added_to_the_passes(name):
                                atol=1e-9 * np.abs(massed).max())
 
 
-@pytest.mark.parametrize("name", ["kuo_delta", "yu_chen_2dof"])
+def _two_element_delta(reduction: str):
+    """kuo_delta meshed with two elements per link, with its default Craig-Bampton reduction or without any
+    (``reduction`` "none": every nodal value); at one element per link every node is an interface."""
+    arm = flexfmu.load_arm("kuo_delta")
+    elements = dataclasses.replace(arm.elements, count=2, reduction=reduction)
+    return flexfmu.build_model(dataclasses.replace(arm, elements=elements))
+
+
+@pytest.mark.parametrize("name", ["kuo_delta", "kuo_delta 2 reduced", "kuo_delta 2 full", "yu_chen_2dof"])
 def test_the_tangent_of_the_step_is_its_derivative(name):
     """flexfmu.integrate.rosenbrock_tangent differentiates the step by hand around its LDL' factors (the
     mass form's derivatives by CasADi): in three directions at once it must equal CasADi's own forward
     derivative of the whole step to round-off, and central differences of the step to their error, at a
-    moving, deformed state."""
-    model = example_model(name)
+    moving, deformed state; on the Delta (two elements per link reduced and full, too) and a planar arm."""
+    meshes = {"kuo_delta 2 reduced": "craig-bampton", "kuo_delta 2 full": "none"}
+    model = _two_element_delta(meshes[name]) if name in meshes else example_model(name)
     dynamics = model.compiled
     p = model.nominal_parameters
     pc = np.concatenate([p, np.array(dynamics.constants(p)).ravel()])
