@@ -24,9 +24,10 @@ forward sensitivities in the 26 coefficients, sample by sample, dX+ = (the step'
 directions of dX and of the references' derivatives dR/dc (:func:`sampled_loop`;
 :func:`flexfmu.integrate.rosenbrock_tangent` differentiates the step around its LDL' factors, so no
 factorisation is differentiated), the directions in one group per core, in parallel threads. The per-sample
-Functions are compiled like the FMU's code and cached: 30 s the first time on a machine, then 1.5 to 1.7 s
-for the 26 directions over the 1.2 s pick-and-place, where 27 forward-difference runs of the implicit
-midpoint loop the planner ran before took 8 to 10 s.
+Functions are compiled like the FMU's code and cached (the law and the plant step as two libraries, side by
+side: 16 s the first time on a machine), then 1.5 to 1.7 s for the 26 directions over the 1.2 s
+pick-and-place, where 27 forward-difference runs of the implicit midpoint loop the planner ran before took
+8 to 10 s.
 """
 
 from __future__ import annotations

@@ -108,6 +108,18 @@ def rigid_terms(model) -> ca.Function:
     return ca.Function("rigid_terms", [theta, rate], [M_r, h_r])
 
 
+def rigid_computed_torque(model, reference, times) -> np.ndarray:
+    """The rigid model's computed torque M_r(theta_d) ddtheta_d + h_r(theta_d, dtheta_d) of ``reference``
+    (t -> (theta_d, dtheta_d, ddtheta_d)) at each of ``times``, one row each: the feedforward of a move on the
+    arm of ``model`` taken as rigid."""
+    terms, rows = rigid_terms(model), []
+    for t in times:
+        theta, rate, acceleration = reference(t)
+        M_r, h_r = (np.array(v) for v in terms(theta, rate))
+        rows.append(M_r @ acceleration + h_r.ravel())
+    return np.array(rows)
+
+
 def _encoder_names(model, measure: str) -> list[str]:
     """The angles, then the rates, of the ``measure`` encoders of every joint."""
     if measure not in MEASURES:

@@ -58,10 +58,10 @@ class PickPlaceMoves:
         theta = inverse_kinematics(platform, dims)
         rate = ca.jacobian(theta, tau) / self.move_time
         accel = ca.jacobian(rate, tau) / self.move_time
-        self._reference = ca.Function("pick_place", [tau, c], [ca.vertcat(theta, rate, accel), platform])
+        reference = ca.vertcat(theta, rate, accel)
+        self._reference = ca.Function("pick_place", [tau, c], [reference, platform])
         self._shape = ca.Function("shape", [tau, c], [ca.jacobian(sigma, tau), correction])
         self._accel_jacobian = ca.Function("accel_jacobian", [tau, c], [accel, ca.jacobian(accel, c)])
-        reference = ca.vertcat(theta, rate, accel)
         self._reference_jacobian = ca.Function("reference_jacobian", [tau, c], [ca.jacobian(reference, c)])
         self.goal_angles = np.array(self._reference(1.0, np.zeros(self.size))[0]).ravel()[:3]
 

@@ -42,7 +42,7 @@ import casadi as ca
 import numpy as np
 
 from flexfmu.codegen.native import c_compiler, native_functions
-from flexfmu.control.laws import rigid_selection, rigid_terms
+from flexfmu.control.laws import rigid_computed_torque, rigid_selection
 from flexfmu.control.references import quintic_reference
 from flexfmu.errors import FlexfmuError
 from flexfmu.integrate import is_multiple
@@ -211,7 +211,8 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
 
     limit = np.full(nj, np.inf) if settings.torque_limit is None else np.asarray(settings.torque_limit, float)
     guess = _initial_guess(model, settings, N, m, tau, limit)
-    scale = _torque_scale(guess[-nj * (N + 1):].reshape(N + 1, nj))
+    torque_guess = guess[-nj * (N + 1):].reshape(N + 1, nj)  # U columns, then hold (a view into guess)
+    scale = _torque_scale(torque_guess)
     X = ca.MX.sym("X", nx, N * m + 1)
     XC = ca.MX.sym("XC", nx, N * m * d)
     V, held_scaled = ca.MX.sym("V", nj, N), ca.MX.sym("hold", nj)
@@ -233,7 +234,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     w = ca.vertcat(ca.vec(X), ca.vec(XC), ca.vec(V), held_scaled)
 
     low = np.concatenate([np.full(nx * (N * m + 1) + nx * N * m * d, -np.inf), np.tile(-limit / scale, N + 1)])
-    guess[-nj * (N + 1):] = (guess[-nj * (N + 1):].reshape(N + 1, nj) / scale).ravel()
+    torque_guess /= scale
     options = {"ipopt.max_iter": settings.max_iterations, "ipopt.print_level": 5 if progress else 0,
                "ipopt.sb": "yes", "print_time": False, "ipopt.tol": 1e-8, "ipopt.constr_viol_tol": 1e-10, **MUMPS}
     if log_file is not None:
@@ -305,7 +306,7 @@ def _rest_state(model, angles) -> np.ndarray:
 
 def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) -> np.ndarray:
     """The rigid quintic move (paper 004's reference) and its computed torque."""
-    S, terms = rigid_selection(model), rigid_terms(model)
+    S = rigid_selection(model)
     reference = quintic_reference(settings.start, settings.goal, settings.move_time)
 
     def rigid_state(t):
@@ -315,11 +316,7 @@ def _initial_guess(model, settings: PlanSettings, N: int, m: int, tau, limit) ->
     h = settings.interval / m
     X = [rigid_state(i * h) for i in range(N * m + 1)]
     XC = [rigid_state((i + t) * h) for i in range(N * m) for t in tau[1:]]
-    U = []
-    for i in range(N + 1):
-        theta, dtheta, ddtheta = reference((i + 0.5) * settings.interval)
-        M_r, h_r = (np.array(v) for v in terms(theta, dtheta))
-        U.append(np.clip(M_r @ ddtheta + h_r.ravel(), -limit, limit))
+    U = np.clip(rigid_computed_torque(model, reference, (np.arange(N + 1) + 0.5) * settings.interval), -limit, limit)
     return np.concatenate([np.ravel(X), np.ravel(XC), np.ravel(U)])
 
 

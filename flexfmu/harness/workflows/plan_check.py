@@ -31,7 +31,7 @@ import numpy as np
 
 from flexfmu.control.closed_loop import ClosedLoop
 from flexfmu.control.controllers import HeldInputs, SampledController
-from flexfmu.control.laws import build_law, rigid_selection, rigid_terms
+from flexfmu.control.laws import build_law, rigid_computed_torque, rigid_selection
 from flexfmu.control.planning import PlanSettings, held_goal_is_stable, plan_motion
 from flexfmu.control.references import quintic_reference
 from flexfmu.dynamics.metadata import DEFLECTION, JOINT_ANGLE, TIP_POSITION
@@ -168,13 +168,8 @@ def baseline_controller(model, settings: PlanSettings, gains: dict[str, float] |
     sample time of ``grid`` to the next (feedforward)."""
     reference = quintic_reference(settings.start, settings.goal, settings.move_time)
     if gains is None:
-        terms = rigid_terms(model)
-        torques = []
-        for t in grid:
-            theta, rate, acceleration = reference(min(t, settings.move_time))
-            M_r, h_r = (np.array(v) for v in terms(theta, rate))
-            torques.append((float(t), list(M_r @ acceleration + h_r.ravel())))
-        return HeldInputs(torques, list(model.inputs))
+        torques = rigid_computed_torque(model, reference, np.minimum(grid, settings.move_time))
+        return HeldInputs([(float(t), list(u)) for t, u in zip(grid, torques)], list(model.inputs))
     law = _baseline_law(model, gains)
     return SampledController(law, law.gain_vector(), reference)
 
