@@ -58,7 +58,6 @@ def test_exported_fmu_is_complete(fmus):
         names = set(archive.namelist())
     expected = {"modelDescription.xml", "binaries/linux64/yu_chen_2dof.so", "sources/CMakeLists.txt",
                 "sources/fmi2_glue.c", "sources/model_data.c", "sources/model_functions.c",
-                "sources/model_directional.c",
                 "sources/ffmu_model.h", "sources/fmi2Functions.h"}
     assert expected <= names
     md = fmpy.read_model_description(str(report.path))
@@ -75,25 +74,27 @@ def test_exported_fmu_is_complete(fmus):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
 def test_the_shipped_cmakelists_compiles_as_flexfmu_does(fmus, tmp_path):
-    """A Release build of the shipped sources (CMake's Release means -O3) compiles the model code at -O2, as
-    flexfmu's own build (flexfmu.targets.build.COMMON), and the directional derivatives at -O0 (UNOPTIMISED):
-    the last -O flag of each file's compile command is the one gcc uses."""
+    """A Release build of the shipped sources (CMake's Release means -O3) compiles every file at -O2, as
+    flexfmu's own build (flexfmu.targets.build.COMMON), the generated model code with the straight-line flags
+    of flexfmu's gcc builds (the last -O flag of each file's compile command is the one gcc uses)."""
     import json
 
-    from flexfmu.targets.build import COMMON, UNOPTIMISED
+    from flexfmu.codegen.native import straight_line_flags
+    from flexfmu.targets.build import COMMON
 
     sources = tmp_path / "fmu" / "sources"
     with zipfile.ZipFile(fmus["yu_chen_2dof"].path) as archive:
         archive.extractall(tmp_path / "fmu")
     subprocess.run(["cmake", "-S", str(sources), "-B", str(tmp_path / "build"), "-DCMAKE_BUILD_TYPE=Release",
                     "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"], check=True, capture_output=True)
-    commands = json.loads((tmp_path / "build" / "compile_commands.json").read_text())
-    level = {Path(c["file"]).name: [flag for flag in c["command"].split() if flag.startswith("-O")][-1]
-             for c in commands}
+    commands = {Path(c["file"]).name: c["command"].split()
+                for c in json.loads((tmp_path / "build" / "compile_commands.json").read_text())}
     ours = next(flag for flag in COMMON if flag.startswith("-O"))
-    assert set(level) >= {"model_functions.c", "model_directional.c", "fmi2_glue.c"}
-    for name, flag in level.items():
-        assert flag == ("-O0" if name in UNOPTIMISED else ours), (name, flag)
+    assert set(commands) >= {"model_functions.c", "model_data.c", "ffmu_instance.c", "fmi2_glue.c"}
+    for name, command in commands.items():
+        assert [flag for flag in command if flag.startswith("-O")][-1] == ours, (name, command)
+    assert set(straight_line_flags(commands["model_functions.c"][0])) <= set(commands["model_functions.c"])
+    assert not set(straight_line_flags(commands["fmi2_glue.c"][0])) & set(commands["fmi2_glue.c"])
 
 
 def reference_and_fmu(name, report, interface, duration=5.0):
@@ -402,7 +403,7 @@ def test_a_re_export_with_another_step_reuses_the_compiled_model_code(tmp_path, 
 
     export_fmu(model, tmp_path / "first.fmu", settings)
     first = objects()
-    assert {"model_functions", "model_directional", "model_data", "ffmu_instance", "fmi2_glue"} <= files(first)
+    assert {"model_functions", "model_data", "ffmu_instance", "fmi2_glue"} <= files(first)
     cached = export_fmu(model, tmp_path / "cached.fmu", dataclasses.replace(settings, communication_step=2e-3))
     assert files(objects() - first) <= {"model_data"}
     monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "fresh-cache"))
@@ -412,4 +413,4 @@ def test_a_re_export_with_another_step_reuses_the_compiled_model_code(tmp_path, 
     monkeypatch.setenv("FLEXFMU_CACHE", str(tmp_path / "cache"))
     before = objects()
     export_fmu(example_model("subudhi_morris_2link"), tmp_path / "other.fmu", settings)
-    assert files(objects() - before) == {"model_functions", "model_directional", "model_data"}
+    assert files(objects() - before) == {"model_functions", "model_data"}

@@ -103,11 +103,9 @@ def test_default_export_carries_a_dll_that_needs_nothing_beside_it(fmu, tmp_path
 
     tampered = tmp_path / "tampered.fmu"
     with zipfile.ZipFile(report.path) as zin, zipfile.ZipFile(tampered, "w") as zout:
+        linux = zin.read(f"binaries/linux64/{ARM}.so")  # before writestr rewrites the entries' offsets
         for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename.endswith(".dll"):
-                data = zin.read(f"binaries/linux64/{ARM}.so")
-            zout.writestr(item, data)
+            zout.writestr(item, linux if item.filename.endswith(".dll") else zin.read(item.filename))
     problems = validate_fmu(tampered, build_sources=False).problems
     assert any(f"binaries/win64/{ARM}.dll is not a win64 library" in p for p in problems), problems
 

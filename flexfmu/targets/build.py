@@ -2,7 +2,9 @@
 
 The flags are the ones the shipped CMakeLists.txt uses: C99, -O2, hidden
 visibility so only the fmi functions are exported, and a static compiler
-runtime so the binary needs nothing beside it; the platform adds its own
+runtime so the binary needs nothing beside it; with gcc, the generated files
+leave out three passes that cost time and buy nothing on straight-line code
+(:data:`flexfmu.codegen.native.STRAIGHT_LINE_FLAGS`); the platform adds its own
 (:mod:`flexfmu.targets.platforms`). flexfmu's own builds also treat
 warnings as errors (CasADi's generated files only without
 -Wunused-parameter); the shipped CMakeLists.txt does that only when asked
@@ -20,7 +22,6 @@ they cost 135 s of gcc before).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -30,18 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flexfmu.codegen.cache import cached_file, content_hash
-from flexfmu.codegen.native import c_compiler
+from flexfmu.codegen.native import c_compiler, compiler_version, straight_line_flags
 from flexfmu.errors import FlexfmuError
 from flexfmu.targets.platforms import Platform
 
 COMMON = ["-std=c99", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"]
 # CasADi-generated sources (flexfmu.targets.bundle writes them), which need
 # -Wno-unused-parameter
-GENERATED_SOURCES = ("model_functions.c", "model_directional.c")
-# The directional derivatives (forward AD of every template: the largest file, called only when an importer
-# asks for derivatives) are compiled without optimisation: gcc's optimisers take time superlinear in a
-# function's length, and for a Delta robot optimising this file alone would take most of a minute.
-UNOPTIMISED = ("model_directional.c",)
+GENERATED_SOURCES = ("model_functions.c",)
 
 
 class BuildError(FlexfmuError, RuntimeError):
@@ -75,33 +72,52 @@ class Library:
     def flags(self, name: str) -> list[str]:
         """The compiler flags of the C file ``name``."""
         return [*COMMON, *self.platform.compile_flags,
-                *(["-Wno-unused-parameter"] if name in GENERATED_SOURCES else []),
-                *(["-O0"] if name in UNOPTIMISED else [])]
+                *(["-Wno-unused-parameter", *straight_line_flags(self.cc)] if name in GENERATED_SOURCES else [])]
 
     def compile_command(self, name: str, output: Path) -> list[str]:
         """The compiler command that builds the C file ``name`` into ``output``."""
         return [self.cc, *self.flags(name), f"-I{self.sources}", "-c", str(self.sources / name), "-o", str(output)]
 
 
-def build_libraries(libraries: list[Library]) -> None:
-    """Build every library of ``libraries`` (an FMU's platforms): all their objects first, as one pool of at
-    most one compiler per core, largest source first (the generated files dominate, and two platforms' worth
-    of them keep both cores busy), then each library's link. Every object comes from the object cache when it
-    is in it (:func:`_cached_object`). A failing compile or link raises a
-    BuildError with the compiler's output."""
-    units = sorted(((library, name) for library in libraries for name in library.c_files),
-                   key=lambda unit: -(unit[0].sources / unit[1]).stat().st_size)
-    for library in libraries:
-        library.work.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        failures = [failure for failure in pool.map(lambda unit: _compile(*unit), units) if failure]
-    if failures:
-        raise BuildError("\n".join(failures))
-    for library in libraries:
-        library.output.parent.mkdir(parents=True, exist_ok=True)
-        objects = [str(library.object_file(name)) for name in library.c_files]
-        _run([library.cc, *library.platform.link_flags, "-o", str(library.output), *objects,
-              *library.platform.libraries])
+class LibraryBuild:
+    """The build of ``libraries`` (an FMU's platforms, one sources folder): their objects compiled in one pool
+    of at most one compiler per core as their files are ready (:meth:`compile`: an export starts on the
+    runtime and FMI glue, the same for every arm, while it generates the model's code), then linked
+    (:meth:`link`). Every object comes from the object cache when it is in it (:func:`_cached_object`). Use it
+    as a context manager: leaving it waits for the compilers started (and drops the ones not started when
+    leaving on an error)."""
+
+    def __init__(self, libraries: list[Library]):
+        self.libraries = libraries
+        self.pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+        self.started = []
+        for library in libraries:
+            library.work.mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self) -> LibraryBuild:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=error is not None)
+
+    def compile(self, names) -> None:
+        """Start compiling the C files ``names`` (in the sources folder, complete) of every library, largest
+        first (two platforms' worth of generated code keeps both cores busy)."""
+        units = sorted(((library, name) for library in self.libraries for name in names),
+                       key=lambda unit: -(unit[0].sources / unit[1]).stat().st_size)
+        self.started += [self.pool.submit(_compile, *unit) for unit in units]
+
+    def link(self) -> None:
+        """Wait for every compile, then link each library from the objects of its C files. A failed compile
+        or link raises a BuildError with the compiler's output."""
+        failures = [failure for failure in (future.result() for future in self.started) if failure]
+        if failures:
+            raise BuildError("\n".join(failures))
+        for library in self.libraries:
+            library.output.parent.mkdir(parents=True, exist_ok=True)
+            objects = [str(library.object_file(name)) for name in library.c_files]
+            _run([library.cc, *library.platform.link_flags, "-o", str(library.output), *objects,
+                  *library.platform.libraries])
 
 
 def _compile(library: Library, name: str) -> str | None:
@@ -146,11 +162,9 @@ def local_includes(folder: Path, name: str) -> list[str]:
     return sorted(found)
 
 
-@functools.lru_cache(maxsize=None)
 def _compiler_identity(cc: str) -> tuple[str, str]:
     """(the compiler's full path, its ``--version`` text): what its objects depend on beside flags and source."""
-    done = subprocess.run([cc, "--version"], capture_output=True, text=True)
-    return shutil.which(cc) or cc, done.stdout
+    return shutil.which(cc) or cc, compiler_version(cc)
 
 
 def _run(command: list[str]) -> None:

@@ -1,7 +1,8 @@
 """The target-neutral C model bundle that every native target links against.
 
 A bundle is a folder of C sources: the five generated Functions of the C
-contract (``model_functions.c``, ``model_directional.c``), the per-model
+contract (``model_functions.c``, the directional derivatives compiled
+without optimisation, see :func:`flexfmu.codegen.generate_c`), the per-model
 constants (``model_data.c``), the contract itself (``ffmu_model.h``) and the
 interface-independent instance code (``ffmu_instance.c/.h``). A target adds
 its glue (``fmi2_glue.c``, ...) and its packaging; none of the bundle depends
@@ -84,9 +85,12 @@ class ModelBundle:
 
 
 def contract_functions(dynamics: CompiledDynamics, integrator: str) -> tuple[list[ca.Function], list[ca.Function]]:
-    """The five Functions of the C contract (ffmu_model.h), as two groups
-    for two translation units that compile in parallel: the simulation
-    functions, and the directional derivatives. ``dynamics`` is the model's
+    """The five Functions of the C contract (ffmu_model.h), as two groups: the
+    simulation functions, compiled optimised, and the directional derivatives
+    (forward AD of every template: the largest code, called only when an
+    importer asks for derivatives), compiled without optimisation, for gcc's
+    optimisers take time superlinear in a function's length (a Delta robot's
+    would take most of a minute). ``dynamics`` is the model's
     compiled dynamics; the step Function uses the fixed-step ``integrator``
     (see :data:`flexfmu.integrate.INTEGRATORS`)."""
     return [
@@ -104,8 +108,8 @@ def rename(function: ca.Function, name: str) -> ca.Function:
 
 
 def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
-    """Generate the C sources of ``model`` into ``folder`` and copy the instance
-    code beside them; model_data.c follows with the GUID. ``settings`` gives the
+    """Generate the C sources of ``model`` into ``folder`` (the instance code is
+    :func:`write_instance_code`'s); model_data.c follows with the GUID. ``settings`` gives the
     integrator and the internal step (chosen from the highest frequency when
     not set)."""
     start = time.perf_counter()
@@ -116,10 +120,17 @@ def write_bundle(model, folder: Path, settings: ExportSettings) -> ModelBundle:
 
 
 def write_sources(folder: Path, groups) -> None:
-    """Generate the two ``groups`` of contract Functions (as :func:`contract_functions` returns them) into
-    ``folder`` and copy the instance code beside them."""
+    """Generate the two ``groups`` of contract Functions (as :func:`contract_functions` returns them: optimised,
+    unoptimised) into ``folder`` as one C file, their shared code written once."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, group in zip(GENERATED_SOURCES, groups):
-        generate_c(group, folder, Path(name).stem)
+    optimised, unoptimised = groups
+    (generated,) = GENERATED_SOURCES
+    generate_c(optimised, folder, Path(generated).stem, unoptimised=unoptimised)
+
+
+def write_instance_code(folder: Path) -> None:
+    """Copy the instance code (:data:`INSTANCE_FILES`, the same for every arm) into ``folder``: a target writes
+    it before the model's code, so that its compile can start first."""
+    folder.mkdir(parents=True, exist_ok=True)
     for name in INSTANCE_FILES:
         (folder / name).write_text(c_source(name))

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Callable
 
 from flexfmu import __version__
+from flexfmu.codegen.native import STRAIGHT_LINE_FLAGS
 from flexfmu.integrate import STABILITY_LIMITS, stable_step
-from flexfmu.targets.build import Library, build_libraries
+from flexfmu.targets.build import Library, LibraryBuild
 from flexfmu.errors import ExportError
-from flexfmu.targets.bundle import ModelBundle, c_source, write_bundle
-from flexfmu.targets.export import ExportReport, check_output, check_settings, content_guid, write_atomically
+from flexfmu.targets.bundle import C_FILES, INSTANCE_FILES, ModelBundle, c_source, write_bundle, write_instance_code
+from flexfmu.targets.export import (ExportReport, check_output, check_settings, content_guid, model_identifier,
+                                    write_atomically)
 from flexfmu.targets.fmi2_xml import Description
 from flexfmu.targets.platforms import PLATFORMS, choose_platforms, host_platform
 from flexfmu.targets.timing import time_steps
@@ -129,33 +131,40 @@ def export_native(job, fmi: FmiVersion, source: NativeSource | None = None) -> E
         raise ExportError(f"--realtime-budget times the step on this machine, which needs its binary "
                           f"({host_platform()}) among the platforms built")
     start = time.perf_counter()
+    identifier, c_files = model_identifier(source.name), [fmi.glue, *C_FILES]
     with tempfile.TemporaryDirectory(prefix="flexfmu-export-") as tmp:
         root = Path(tmp) / "fmu"
-        bundle = source.write(root / "sources", settings)
-        c_files = [fmi.glue, *bundle.c_files]
-        _copy_glue(bundle.folder, bundle.identifier, c_files, fmi)
-        variables = source.variables()
-        info = Description(
-            model_name=source.name, model_identifier=bundle.identifier, description=source.description,
-            generation_tool=f"flexfmu {__version__}", stop_time=settings.stop_time,
-            communication_step=settings.communication_step, integrator=bundle.integrator,
-            internal_step=bundle.internal_step, source_files=c_files, omega_max=bundle.omega_max,
-            stability_limit=STABILITY_LIMITS[bundle.integrator],
-            unstable_step_allowed=bundle.internal_step > stable_step(bundle.omega_max, bundle.integrator),
-            reduction=job.model.reduction,
-        )
-        structure = source.structure(variables)
-        guid = content_guid(fmi.description(info, variables, structure, "", interface), bundle.fingerprint())
-        bundle.write_model_data(guid)
-        (root / "modelDescription.xml").write_text(
-            fmi.description(info, variables, structure, guid, interface))
-        for name, text in fmi.extra_files(info).items():
-            (root / name).write_text(text)
-
-        compile_start = time.perf_counter()
-        build_libraries([Library(bundle.folder, tuple(c_files), root / "binaries" / platform.folder(fmi.version)
-                                 / (bundle.identifier + platform.extension), Path(tmp) / "obj" / platform.name,
-                                 platform, cc) for platform, cc in chosen])
+        folder = root / "sources"
+        libraries = [Library(folder, tuple(c_files), root / "binaries" / platform.folder(fmi.version)
+                             / (identifier + platform.extension), Path(tmp) / "obj" / platform.name, platform, cc)
+                     for platform, cc in chosen]
+        with LibraryBuild(libraries) as build:
+            # the runtime and FMI glue (the same for every arm) compile while the model's code is generated
+            write_instance_code(folder)
+            _copy_glue(folder, identifier, c_files, fmi)
+            runtime = [fmi.glue, *(name for name in C_FILES if name in INSTANCE_FILES)]
+            build.compile(runtime)
+            bundle = source.write(folder, settings)
+            variables = source.variables()
+            info = Description(
+                model_name=source.name, model_identifier=identifier, description=source.description,
+                generation_tool=f"flexfmu {__version__}", stop_time=settings.stop_time,
+                communication_step=settings.communication_step, integrator=bundle.integrator,
+                internal_step=bundle.internal_step, source_files=c_files, omega_max=bundle.omega_max,
+                stability_limit=STABILITY_LIMITS[bundle.integrator],
+                unstable_step_allowed=bundle.internal_step > stable_step(bundle.omega_max, bundle.integrator),
+                reduction=job.model.reduction,
+            )
+            structure = source.structure(variables)
+            guid = content_guid(fmi.description(info, variables, structure, "", interface), bundle.fingerprint())
+            bundle.write_model_data(guid)
+            compile_start = time.perf_counter()
+            build.compile([name for name in c_files if name not in runtime])
+            (root / "modelDescription.xml").write_text(
+                fmi.description(info, variables, structure, guid, interface))
+            for name, text in fmi.extra_files(info).items():
+                (root / name).write_text(text)
+            build.link()
         compile_s = time.perf_counter() - compile_start
         timing = _timed(bundle, chosen, settings, Path(tmp))
         if timing is not None:  # the same description, now with the step's cost
@@ -207,6 +216,7 @@ def _copy_glue(sources: Path, identifier: str, c_files: list[str], fmi: FmiVersi
     folders = " or ".join(f"binaries/{platform.folder(fmi.version)}" for platform in PLATFORMS.values())
     cmake = c_source("CMakeLists.txt.in").replace("@MODEL_IDENTIFIER@", identifier)
     cmake = cmake.replace("@BINARY_FOLDERS@", folders)
+    cmake = cmake.replace("@STRAIGHT_LINE_FLAGS@", ";".join(STRAIGHT_LINE_FLAGS))
     (sources / "CMakeLists.txt").write_text(cmake.replace("@C_FILES@", " ".join(c_files)))
     headers = resources.files("fmpy") / "c-code"
     for name in fmi.headers:

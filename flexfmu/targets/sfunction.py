@@ -32,7 +32,7 @@ import casadi as ca
 
 from flexfmu.codegen import generate_c
 from flexfmu.dynamics.metadata import PRESCRIBED_ANGLE
-from flexfmu.targets.bundle import c_source, write_bundle
+from flexfmu.targets.bundle import c_source, write_bundle, write_instance_code
 from flexfmu.targets.export import ExportError, ExportReport, check_settings, content_guid
 from flexfmu.targets.matlab_data import matlab_data_c
 
@@ -82,6 +82,7 @@ def export(job) -> ExportReport:
     partial = Path(tempfile.mkdtemp(prefix=f".{output.name}.", suffix=".part", dir=output.parent))
     try:
         partial.chmod(_folder_mode())  # mkdtemp makes it private (0700); the result is an ordinary folder
+        write_instance_code(partial)
         bundle = write_bundle(model, partial, settings)
         generate_c([mass_matrix_function(model)], partial, "model_mass_matrix")
         (partial / "ffmu_matlab.h").write_text(c_source("ffmu_matlab.h"))

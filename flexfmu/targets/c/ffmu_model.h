@@ -5,7 +5,7 @@
  * The instance code (ffmu_instance.c) and the interface glues (fmi2_glue.c,
  * ...) know nothing about robots; the generated model_data.c knows the arm's
  * sizes, names and start values and points at the five CasADi-generated
- * functions in model_functions.c and model_directional.c. None of them is
+ * functions in model_functions.c. None of them is
  * edited by hand per model. All data here is constant: instances keep their
  * own state and work arrays, so any number of instances can run in parallel
  * threads.
