@@ -35,6 +35,7 @@ def function_bodies(assembly: str) -> dict[str, str]:
     return bodies
 
 
+@pytest.mark.compiler
 @pytest.mark.skipif(not GCC_X86_64, reason="reads gcc's x86-64 assembly: needs gcc on an x86-64 machine")
 def test_unoptimised_functions_compile_without_optimisation_and_share_code(tmp_path):
     """Asked for -O2, gcc compiles the optimised Function without a frame pointer (as -O2 does on x86-64)
