@@ -211,8 +211,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
 
     limit = np.full(nj, np.inf) if settings.torque_limit is None else np.asarray(settings.torque_limit, float)
     guess = _initial_guess(model, settings, N, m, tau, limit)
-    torque_guess = guess[-nj * (N + 1):].reshape(N + 1, nj)  # U columns, then hold (a view into guess)
-    scale = _torque_scale(torque_guess)
+    scale = _torque_scale(guess[-nj * (N + 1):].reshape(N + 1, nj))  # U columns, then hold
     X = ca.MX.sym("X", nx, N * m + 1)
     XC = ca.MX.sym("XC", nx, N * m * d)
     V, held_scaled = ca.MX.sym("V", nj, N), ca.MX.sym("hold", nj)
@@ -234,7 +233,7 @@ def plan_motion(model, settings: PlanSettings, sample_step: float = 1e-3, p=None
     w = ca.vertcat(ca.vec(X), ca.vec(XC), ca.vec(V), held_scaled)
 
     low = np.concatenate([np.full(nx * (N * m + 1) + nx * N * m * d, -np.inf), np.tile(-limit / scale, N + 1)])
-    torque_guess /= scale
+    guess[-nj * (N + 1):] /= np.tile(scale, N + 1)  # the torques in the NLP's units
     options = {"ipopt.max_iter": settings.max_iterations, "ipopt.print_level": 5 if progress else 0,
                "ipopt.sb": "yes", "print_time": False, "ipopt.tol": 1e-8, "ipopt.constr_viol_tol": 1e-10, **MUMPS}
     if log_file is not None:
